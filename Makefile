@@ -1,0 +1,55 @@
+# tinyring: one entry point.
+#
+#   make            build/libtinyring.a from core/ alone
+#   make run        train the seed ConvNet on 4 local ranks (apps/mnist_ring)
+#   make test       every host test (installs what it needs first)
+#   make bench      kernels, collectives and training, side by side with peers
+#   make cross      core (and ports, images) for Cortex-M4F and RISC-V, with sizes
+#
+# Each directory owns a fragment (*.mk) that adds its rules and appends to
+# TEST_TARGETS, BENCH_TARGETS and CROSS_TARGETS; this file only ties them up.
+
+BUILD    ?= build
+CC       ?= cc
+HOST_ARCH ?= -march=native
+
+# core/: freestanding C99, strict. -ffp-contract=off keeps float results the
+# same on every target (SGD and the collectives rely on it for bitwise-equal
+# ranks across boards and hosts).
+CORE_CFLAGS := -std=c99 -Wall -Wextra -Werror -pedantic -O3 -ffp-contract=off \
+               -fno-math-errno -ffreestanding -Icore
+# host programs, ports and tests: POSIX C
+HOST_CFLAGS := -std=gnu99 -Wall -Wextra -O2 -g -Icore $(HOST_ARCH)
+CORE_HOST_CFLAGS := $(CORE_CFLAGS) -g $(HOST_ARCH)
+
+TEST_TARGETS  :=
+BENCH_TARGETS :=
+CROSS_TARGETS :=
+
+.PHONY: all test bench cross run deps clean
+all: $(BUILD)/libtinyring.a
+
+include core/core.mk
+-include test/test.mk
+-include port/posix/posix.mk
+-include test/comm/comm.mk
+-include apps/mnist_ring/mnist_ring.mk
+-include port/lwip/lwip.mk
+-include apps/board_mps2/board.mk
+
+# Installs the system packages the tests need (apt-get; root or sudo).
+deps:
+	@bash tools/deps.sh
+
+# Every test target runs even if one fails; the summary line counts them all.
+test: deps
+	@rm -rf $(BUILD)/results; mkdir -p $(BUILD)/results
+	@st=0; $(MAKE) --no-print-directory -k $(TEST_TARGETS) || st=$$?; \
+	  bash test/summary.sh $(BUILD)/results; exit $$st
+
+bench: $(BENCH_TARGETS)
+
+cross: $(CROSS_TARGETS)
+
+clean:
+	rm -rf $(BUILD)

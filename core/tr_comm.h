@@ -1,0 +1,117 @@
+/* tinyring: collectives over the ring links of a tr_transport.
+ *
+ * Every collective is a state machine: *_start() checks the arguments and
+ * arms it, tr_comm_progress() moves bytes through send/recv without ever
+ * blocking and returns TR_ERR_AGAIN until it is done (0) or fails (< 0).
+ * The blocking forms (tr_allreduce, ...) are start + a loop of progress and
+ * transport poll(), bounded by the configured timeout.
+ *
+ * Scratch (receive staging for one pipeline segment, header buffers) comes
+ * from the caller: ask tr_comm_scratch_size() first.
+ *
+ * Results are bitwise identical on every rank: reductions are computed once
+ * per element by one rank and then only copied.
+ */
+#ifndef TR_COMM_H
+#define TR_COMM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "tr_transport.h"
+
+#define TR_PROTO_VERSION 1u
+
+enum tr_op {
+    TR_OP_SUM = 0,
+    TR_OP_AVG = 1              /* sum, then divided by world (by the rank that
+                                * finished the sum, before it is copied) */
+};
+
+enum tr_algo {
+    TR_ALGO_RING = 0,          /* reduce-scatter + all-gather, bandwidth-optimal (seed 003) */
+    TR_ALGO_CHAIN = 1,         /* accumulate 0 -> 1 -> ... -> N-1, pass the total around (seeds 000/001) */
+    TR_ALGO_REDUCE_BCAST = 2   /* reduce to rank 0, broadcast from rank 0 (seed 002, part 2) */
+};
+
+/* What a collective was doing when it failed (for messages: tr_comm_phase_name). */
+enum tr_phase {
+    TR_PHASE_NONE = 0,
+    TR_PHASE_HELLO,
+    TR_PHASE_REDUCE_SCATTER,
+    TR_PHASE_ALL_GATHER,
+    TR_PHASE_CHAIN_REDUCE,
+    TR_PHASE_CHAIN_PASS,
+    TR_PHASE_REDUCE,
+    TR_PHASE_BROADCAST,
+    TR_PHASE_BARRIER
+};
+
+struct tr_comm_config {
+    int      rank;            /* 0 .. world-1 */
+    int      world;           /* >= 1 */
+    uint32_t timeout_ms;      /* no progress for this long -> TR_ERR_TIMEOUT; 0 = 30000 */
+    uint32_t segment_bytes;   /* pipeline segment payload, multiple of 4, >= 64;
+                               * 0 = default (64 KiB); boards use less */
+    uint64_t job_token;       /* peers of another job are refused at hello */
+    uint32_t layout_hash;     /* e.g. tr_model_layout_hash(); must agree on all ranks */
+};
+
+/* Why the last call failed: which phase, which link, which peer rank. */
+struct tr_comm_fault {
+    int      code;            /* the tr_err returned, 0 if none */
+    int      phase;           /* enum tr_phase */
+    int      peer;            /* TR_LEFT or TR_RIGHT, -1 if not link-specific */
+    int      peer_rank;       /* rank on that link, -1 if unknown */
+    uint32_t seq;             /* collective sequence number */
+};
+
+/* Opaque to callers in spirit; defined here so the caller owns the memory. */
+struct tr_comm {
+    struct tr_comm_config cfg;
+    const struct tr_transport *tp;
+    uint8_t  *scratch;         /* caller's scratch, tr_comm_scratch_size() bytes */
+    size_t    scratch_size;
+    uint32_t  seq;             /* next collective sequence number */
+    int       hello_done;      /* 1 after a successful tr_comm_hello */
+    struct tr_comm_fault fault;
+    /* state of the collective in progress (see tr_comm_*.c); zero when idle */
+    int       active;          /* 0 idle, else the kind of collective running */
+    uint32_t  state[48];       /* private progress state of the running collective */
+    void     *buf;             /* caller's data buffer of the running collective */
+};
+
+/* Bytes of scratch tr_comm_init needs for this configuration. */
+size_t tr_comm_scratch_size(const struct tr_comm_config *cfg);
+
+/* Bind a communicator to a transport (which may be NULL when world == 1).
+ * scratch must hold tr_comm_scratch_size(cfg) bytes, 4-byte aligned.
+ * Returns 0, TR_ERR_INVAL, or TR_ERR_NOMEM. */
+int tr_comm_init(struct tr_comm *c, const struct tr_comm_config *cfg,
+                 const struct tr_transport *tp, void *scratch, size_t scratch_size);
+
+/* Exchange hellos on both links (version, job token, rank, world, layout
+ * hash, byte order) and check them: TR_ERR_MISMATCH on any difference,
+ * TR_ERR_PROTO for a stranger. Blocking (progress + poll) with the timeout. */
+int tr_comm_hello(struct tr_comm *c);
+
+/* Non-blocking forms: arm, then call tr_comm_progress until it is not
+ * TR_ERR_AGAIN. Only one collective at a time per communicator (TR_ERR_BUSY).
+ * count may be 0 and need not divide by world. */
+int tr_allreduce_start(struct tr_comm *c, float *buf, size_t count,
+                       enum tr_op op, enum tr_algo algo);
+int tr_reduce_start(struct tr_comm *c, float *buf, size_t count, enum tr_op op, int root);
+int tr_broadcast_start(struct tr_comm *c, void *buf, size_t bytes, int root);
+int tr_barrier_start(struct tr_comm *c);
+int tr_comm_progress(struct tr_comm *c);
+
+/* Blocking forms: start + progress/poll until done, error or timeout. */
+int tr_allreduce(struct tr_comm *c, float *buf, size_t count, enum tr_op op, enum tr_algo algo);
+int tr_reduce(struct tr_comm *c, float *buf, size_t count, enum tr_op op, int root);
+int tr_broadcast(struct tr_comm *c, void *buf, size_t bytes, int root);
+int tr_barrier(struct tr_comm *c);
+
+/* The fault of the last failed call (code 0 if the last call succeeded). */
+const struct tr_comm_fault *tr_comm_last_fault(const struct tr_comm *c);
+const char *tr_comm_phase_name(int phase);
+
+#endif /* TR_COMM_H */

@@ -1,0 +1,124 @@
+/* tinyring: a small sequential CNN in the caller's arena.
+ *
+ * Layout (llm.c's malloc_and_point_parameters): all trainable parameters in
+ * one float block, gradients and SGD momentum in twin blocks with the same
+ * offsets, BatchNorm running statistics in a fourth block. SGD is then one
+ * flat loop and gradient averaging is one collective on one float array.
+ *
+ * Tensors are float32 NCHW, PyTorch's layout, so weights map one to one:
+ *   conv weight (OC, IC, KH, KW), conv bias (OC), bn weight/bias (C),
+ *   linear weight (OUT, IN), linear bias (OUT).
+ */
+#ifndef TR_MODEL_H
+#define TR_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define TR_MAX_LAYERS 16
+
+enum tr_layer_kind {
+    TR_LAYER_CONV2D = 1,     /* out = channels, kernel, stride, pad */
+    TR_LAYER_BATCHNORM2D,    /* channels from input; eps 1e-5, momentum 0.1 */
+    TR_LAYER_RELU,
+    TR_LAYER_MAXPOOL2D,      /* kernel = window, stride */
+    TR_LAYER_FLATTEN,        /* (B,C,H,W) -> (B,C*H*W), no data movement */
+    TR_LAYER_LINEAR          /* out = features */
+};
+
+struct tr_layer_desc {
+    uint8_t  kind;    /* enum tr_layer_kind */
+    uint8_t  kernel;  /* conv: square kernel size; maxpool: window; else 0 */
+    uint8_t  stride;  /* conv, maxpool: stride (>= 1); else 0 */
+    uint8_t  pad;     /* conv: zero padding on every side; else 0 */
+    uint16_t out;     /* conv: output channels; linear: output features; else 0 */
+};
+
+struct tr_model_desc {
+    uint16_t in_c, in_h, in_w;  /* one input sample's shape, e.g. 1, 28, 28 */
+    uint8_t  n_layers;          /* used entries of layer[]; the last must be
+                                 * LINEAR: its out is the number of classes */
+    struct tr_layer_desc layer[TR_MAX_LAYERS];
+};
+
+/* Fill d with the seeds' ConvNet (seed 002) for 1x28x28 input:
+ * conv(1->c1,5,pad 2)-BN-ReLU-pool2, conv(c1->c2,5,pad 2)-BN-ReLU-pool2,
+ * flatten, linear(c2*7*7 -> classes). c1=16, c2=32, classes=10 is the seed;
+ * smaller channel counts give a narrower net for small boards. */
+void tr_model_desc_convnet(struct tr_model_desc *d, unsigned c1, unsigned c2,
+                           unsigned classes);
+
+/* One resolved layer: shapes, where its parameters live, and the arena
+ * buffers its forward pass fills for its backward pass. */
+struct tr_layer {
+    struct tr_layer_desc d;
+    uint16_t in_c, in_h, in_w;     /* per-sample input shape */
+    uint16_t out_c, out_h, out_w;  /* per-sample output shape */
+    size_t   p_off, p_len;         /* floats at params+p_off (weights then bias) */
+    size_t   b_off, b_len;         /* floats at buffers+b_off (BN: mean then var) */
+    float   *out;                  /* (batch, out_c, out_h, out_w) forward output */
+    float   *save;                 /* what backward needs beyond in/out (BN: xhat,
+                                    * mean, invstd; maxpool: argmax); or NULL */
+};
+
+struct tr_model {
+    struct tr_model_desc desc;     /* copy of the description it was built from */
+    unsigned batch;                /* largest batch the arena was laid out for */
+    unsigned classes;              /* outputs of the last layer */
+    size_t   n_params;             /* floats in params, grads and momentum */
+    size_t   n_buffers;            /* floats in buffers (BN running mean, var) */
+    float   *params;               /* (n_params) trainable parameters */
+    float   *grads;                /* (n_params) d loss / d params of the last backward */
+    float   *momentum;             /* (n_params) SGD momentum buffers */
+    float   *buffers;              /* (n_buffers) BN running statistics */
+    float   *dlogits;              /* (batch, classes) d loss / d logits from tr_model_loss */
+    float   *dbuf[2];              /* ping-pong activation gradients, largest layer */
+    float   *scratch;              /* kernel scratch (im2col, ...) */
+    size_t   scratch_len;          /* floats at scratch */
+    const float *input;            /* the input of the last forward (caller's memory) */
+    unsigned last_n;               /* samples in the last forward */
+    int      last_train;           /* 1 if the last forward ran in training mode */
+    size_t   arena_used;           /* bytes of the arena this model uses */
+    unsigned n_layers;
+    struct tr_layer layer[TR_MAX_LAYERS];
+};
+
+/* Exact arena bytes tr_model_init needs for d at this batch size.
+ * Returns 0 and sets *bytes, or TR_ERR_INVAL for a bad description. */
+int tr_model_arena_size(const struct tr_model_desc *d, unsigned batch, size_t *bytes);
+
+/* Lay the model out in arena[0..arena_size) (TR_ARENA_ALIGN-aligned).
+ * TR_ERR_NOMEM if it is too small, TR_ERR_INVAL for a bad description.
+ * Parameters are zero until tr_model_init_params. Momentum is zeroed. */
+int tr_model_init(struct tr_model *m, const struct tr_model_desc *d, unsigned batch,
+                  void *arena, size_t arena_size);
+
+/* PyTorch's default initialisation from a portable PRNG: conv and linear
+ * weight and bias U(-1/sqrt(fan_in), +1/sqrt(fan_in)) (kaiming-uniform with
+ * a=sqrt(5)), BN weight 1, bias 0, running mean 0, var 1. Same seed, same
+ * bits on every platform. */
+void tr_model_init_params(struct tr_model *m, uint64_t seed);
+
+/* Forward n <= batch samples x (n, in_c, in_h, in_w). train=1 uses batch
+ * statistics in BN and updates the running stats; train=0 uses running
+ * stats. Returns 0 or TR_ERR_INVAL. */
+int tr_model_forward(struct tr_model *m, const float *x, unsigned n, int train);
+
+/* Logits (n, classes) of the last forward. */
+const float *tr_model_logits(const struct tr_model *m);
+
+/* Softmax cross-entropy of the last forward against labels (n), averaged
+ * over the batch; writes dlogits for backward. loss and correct (argmax ==
+ * label count) may be NULL. Returns 0, or TR_ERR_INVAL for a label out of
+ * range. */
+int tr_model_loss(struct tr_model *m, const uint8_t *labels, float *loss, unsigned *correct);
+
+/* Backward of the last (training) forward from dlogits: overwrites grads.
+ * Returns 0, or TR_ERR_INVAL if the last forward was not in training mode. */
+int tr_model_backward(struct tr_model *m);
+
+/* A 32-bit hash of the model's layout (description, n_params, n_buffers),
+ * for the collectives' hello: ranks with different models refuse each other. */
+uint32_t tr_model_layout_hash(const struct tr_model *m);
+
+#endif /* TR_MODEL_H */

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Sums the per-suite result files (one line each: "suite passed failed") that
+# test/harness.h and test/lib.sh write, and prints the closing line.
+dir=${1:-build/results}
+p=0; f=0
+for r in "$dir"/*.txt; do
+  [ -e "$r" ] || continue
+  while read -r name pass fail; do
+    p=$((p + pass)); f=$((f + fail))
+    [ "$fail" -gt 0 ] && echo "FAILED suite: $name ($fail failed)"
+  done < "$r"
+done
+echo "tests: $p passed, $f failed"
