@@ -1,0 +1,28 @@
+/* tinyring board_mps2: what the board support offers the images (QEMU
+ * mps2-an386: Cortex-M4F, 25 MHz SYSCLK, CMSDK UART0, LAN9118 at 0x40200000). */
+#ifndef BOARD_H
+#define BOARD_H
+
+#include <stdint.h>
+
+#define BOARD_SYSCLK_HZ 25000000u
+
+#define BOARD_REG32(addr) (*(volatile uint32_t *)(uintptr_t)(addr))
+
+/* SysTick from the processor clock, 1 kHz interrupt: a millisecond counter
+ * (the clock hook of the tr_transport and lwIP's sys_now). */
+void     board_clock_init(void);
+uint32_t board_now_ms(void);
+/* SYSCLK cycles since board_clock_init (64-bit: ms * 25000 + the SysTick
+ * phase). Under qemu -icount shift=0 one instruction takes 1 ns of virtual
+ * time, so a difference times 40 is an instruction count. */
+uint64_t board_ticks(void);
+
+/* CMSDK APB UART0 (qemu -serial / -nographic stdio): polled output. */
+void board_uart_init(void);
+void board_uart_puts(const char *s);
+
+/* Console: semihosting SYS_WRITE0 (and nothing else: one place to change). */
+void board_puts(const char *s);
+
+#endif /* BOARD_H */

@@ -1,0 +1,33 @@
+/* tinyring board_mps2: ARM semihosting (BKPT 0xAB) as QEMU implements it
+ * with -semihosting-config enable=on,target=native. Console text, host files
+ * and the exit status; nothing here allocates. */
+#ifndef BOARD_SEMIHOST_H
+#define BOARD_SEMIHOST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Write a NUL-terminated string to the host's console (SYS_WRITE0). */
+void sh_puts(const char *s);
+
+/* Copy the semihosting command line (SYS_GET_CMDLINE) into buf[0..len),
+ * NUL-terminated. Returns its length, or -1. */
+int sh_cmdline(char *buf, size_t len);
+
+/* Open a host file read-only, binary (SYS_OPEN mode "rb"). Returns a handle
+ * >= 0 or -1. */
+int sh_open(const char *path);
+
+/* Read up to len bytes (SYS_READ). Returns the number read (0 at EOF), or -1. */
+long sh_read(int fd, void *buf, size_t len);
+
+int sh_close(int fd);
+
+/* Host clock in centiseconds since the program started (SYS_CLOCK). */
+long sh_clock_cs(void);
+
+/* Stop the emulator with an exit status: SYS_EXIT_EXTENDED with
+ * ADP_Stopped_ApplicationExit and the status as subcode (QEMU exits with it). */
+void sh_exit(int status) __attribute__((noreturn));
+
+#endif /* BOARD_SEMIHOST_H */

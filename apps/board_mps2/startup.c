@@ -1,0 +1,94 @@
+/* tinyring board_mps2: vector table and reset handler for the Cortex-M4F.
+ * Reset copies .data, zeroes .bss and .psram, turns the FPU on (CPACR
+ * CP10/CP11 full access) and runs main(); its return value becomes the
+ * emulator's exit status through semihosting. */
+#include <stdint.h>
+#include "board.h"
+#include "semihost.h"
+
+extern uint32_t __data_load[], __data_start[], __data_end[];
+extern uint32_t __bss_start[], __bss_end[], __psram_start[], __psram_end[];
+extern uint32_t __stack_top[];
+
+int main(void);
+void tr_board_reset(void);
+void board_systick_handler(void);
+
+#define SCB_CPACR 0xE000ED88u
+#define SCB_CFSR  0xE000ED28u
+#define SCB_HFSR  0xE000ED2Cu
+#define SCB_MMFAR 0xE000ED34u
+#define SCB_BFAR  0xE000ED38u
+
+static void put_hex(const char *what, uint32_t v)
+{
+    static const char hex[] = "0123456789abcdef";
+    char b[40];
+    int i = 0, k;
+    while (what[i] && i < 20) {
+        b[i] = what[i];
+        i++;
+    }
+    b[i++] = '0';
+    b[i++] = 'x';
+    for (k = 28; k >= 0; k -= 4)
+        b[i++] = hex[(v >> k) & 15u];
+    b[i++] = '\n';
+    b[i] = '\0';
+    sh_puts(b);
+}
+
+/* Any fault is fatal: say which and stop with status 3. */
+static void fault_handler(void)
+{
+    sh_puts("board: fault\n");
+    put_hex(" CFSR ", BOARD_REG32(SCB_CFSR));
+    put_hex(" HFSR ", BOARD_REG32(SCB_HFSR));
+    put_hex(" MMFAR ", BOARD_REG32(SCB_MMFAR));
+    put_hex(" BFAR ", BOARD_REG32(SCB_BFAR));
+    sh_exit(3);
+}
+
+static void unexpected_irq(void)
+{
+    uint32_t ipsr;
+    __asm__ volatile("mrs %0, ipsr" : "=r"(ipsr));
+    put_hex("board: unexpected exception ", ipsr);
+    sh_exit(4);
+}
+
+void tr_board_reset(void)
+{
+    uint32_t *s, *d;
+    for (s = __data_load, d = __data_start; d < __data_end;)
+        *d++ = *s++;
+    for (d = __bss_start; d < __bss_end;)
+        *d++ = 0;
+    for (d = __psram_start; d < __psram_end;)
+        *d++ = 0;
+    BOARD_REG32(SCB_CPACR) |= 0xFu << 20;  /* CP10, CP11: full access */
+    __asm__ volatile("dsb\n\tisb" ::: "memory");
+    sh_exit(main());
+}
+
+typedef void (*vector_fn)(void);
+
+/* 16 system exceptions, then the 32 external interrupts of the AN385/AN386
+ * (UARTs 0-5, timers 8-10, Ethernet 13, ...): none enabled, all reported. */
+__attribute__((section(".vectors"), used))
+static const vector_fn vectors[16 + 32] = {
+    (vector_fn)(uintptr_t)__stack_top,
+    tr_board_reset,
+    fault_handler,           /* NMI */
+    fault_handler,           /* HardFault */
+    fault_handler,           /* MemManage */
+    fault_handler,           /* BusFault */
+    fault_handler,           /* UsageFault */
+    0, 0, 0, 0,
+    unexpected_irq,          /* SVCall */
+    unexpected_irq,          /* DebugMonitor */
+    0,
+    unexpected_irq,          /* PendSV */
+    board_systick_handler,   /* SysTick */
+    [16 ... 47] = unexpected_irq
+};
