@@ -52,7 +52,11 @@ endef
 $(BOARD_OUT)/hello.elf: $(BOARD_OUT)/bsp/hello_main.o $(BOARD_BSP_OBJS) $(BOARD_DIR)/mps2.ld
 	$(BOARD_CC) $(BOARD_LDFLAGS) -Wl,-Map,$(basename $@).map -o $@ $(filter %.o,$^) $(BOARD_LIBS)
 
-BOARD_IMAGES := $(BOARD_OUT)/hello.elf
+$(BOARD_OUT)/nettest.elf: $(BOARD_OUT)/bsp/nettest_main.o $(BOARD_OUT)/bsp/lan9118.o \
+                          $(BOARD_BSP_OBJS) $(BOARD_DIR)/mps2.ld
+	$(BOARD_CC) $(BOARD_LDFLAGS) -Wl,-Map,$(basename $@).map -o $@ $(filter %.o,$^) $(BOARD_LIBS)
+
+BOARD_IMAGES := $(BOARD_OUT)/hello.elf $(BOARD_OUT)/nettest.elf
 
 .PHONY: test-board cross-board board-images
 board-images: $(BOARD_IMAGES)
