@@ -1,0 +1,30 @@
+/* tinyring: lwIP's compiler/platform header for the lwIP port.
+ *
+ * Shared by the host tests and the firmware build: GCC on a little-endian
+ * target with <stdint.h> (glibc, newlib). Assertions and diagnostics go to a
+ * function the application provides, so the port itself needs no stdio:
+ *
+ *   void tr_lwip_platform_assert(const char *msg, const char *file, int line);
+ *
+ * (host: print and abort; board: record and halt). Define LWIP_NOASSERT to
+ * compile the checks out.
+ */
+#ifndef TR_LWIP_ARCH_CC_H
+#define TR_LWIP_ARCH_CC_H
+
+#ifndef BYTE_ORDER
+#define BYTE_ORDER LITTLE_ENDIAN
+#endif
+
+/* lwIP's packed-struct macros for GCC */
+#define PACK_STRUCT_FIELD(x)  x
+#define PACK_STRUCT_STRUCT    __attribute__((packed))
+#define PACK_STRUCT_BEGIN
+#define PACK_STRUCT_END
+
+void tr_lwip_platform_assert(const char *msg, const char *file, int line);
+
+#define LWIP_PLATFORM_DIAG(x)          do { } while (0)
+#define LWIP_PLATFORM_ASSERT(x)        tr_lwip_platform_assert((x), __FILE__, __LINE__)
+
+#endif /* TR_LWIP_ARCH_CC_H */
