@@ -8,5 +8,8 @@
 float tr_expf(float x);   /* e^x, relative error < 2 ulp; 0 below -103, inf above 88.7 */
 float tr_logf(float x);   /* natural log, x > 0; relative error < 2 ulp */
 float tr_sqrtf(float x);  /* correctly rounded square root, x >= 0 */
+/* The portable bit-by-bit square root tr_sqrtf uses where the target has no
+ * square root instruction; exported so the host tests can compare the two. */
+float tr_sqrtf_soft(float x);
 
 #endif /* TR_MATH_H */

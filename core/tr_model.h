@@ -81,7 +81,13 @@ struct tr_model {
     size_t   arena_used;           /* bytes of the arena this model uses */
     unsigned n_layers;
     struct tr_layer layer[TR_MAX_LAYERS];
+    int      kernels;              /* TR_KERNELS_FAST (set by init) or
+                                    * TR_KERNELS_REF: the plain reference loops,
+                                    * for tests; the caller may switch any time */
 };
+
+#define TR_KERNELS_FAST 0
+#define TR_KERNELS_REF  1
 
 /* Exact arena bytes tr_model_init needs for d at this batch size.
  * Returns 0 and sets *bytes, or TR_ERR_INVAL for a bad description. */

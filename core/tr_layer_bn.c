@@ -1,0 +1,125 @@
+/* tinyring: BatchNorm2d as PyTorch's (eps 1e-5, momentum 0.1, affine).
+ *
+ * Training normalises with the batch mean and the biased variance and moves
+ * the running stats with the unbiased variance; eval uses the running stats.
+ * Sums are taken per (sample, channel) plane first, then across samples, to
+ * keep float rounding small at large batch without double arithmetic. */
+#include "tr_layer_kernels.h"
+#include "tr_math.h"
+
+#define TR_BN_EPS 1e-5f
+#define TR_BN_MOMENTUM 0.1f
+
+void tr_bn2d_forward_train(float *restrict y, float *restrict save, float *restrict run,
+                           const float *restrict x, const float *restrict gb,
+                           const struct tr_layer *l, unsigned n)
+{
+    const unsigned C = l->in_c;
+    const size_t hw = (size_t)l->in_h * l->in_w, chw = (size_t)C * hw;
+    const float cnt = (float)((size_t)n * hw);
+    unsigned c, i;
+    size_t j;
+
+    for (c = 0; c < C; c++) {
+        float sum = 0.0f, sq = 0.0f, mean, var, invstd, g, b;
+        for (i = 0; i < n; i++) {
+            const float *xp = x + i * chw + c * hw;
+            float s = 0.0f;
+            for (j = 0; j < hw; j++)
+                s += xp[j];
+            sum += s;
+        }
+        mean = sum / cnt;
+        for (i = 0; i < n; i++) {
+            const float *xp = x + i * chw + c * hw;
+            float s = 0.0f;
+            for (j = 0; j < hw; j++) {
+                float d = xp[j] - mean;
+                s += d * d;
+            }
+            sq += s;
+        }
+        var = sq / cnt;
+        invstd = 1.0f / tr_sqrtf(var + TR_BN_EPS);
+        save[c] = mean;
+        save[C + c] = invstd;
+        /* running stats: unbiased variance (biased if only one value) */
+        run[c] = (1.0f - TR_BN_MOMENTUM) * run[c] + TR_BN_MOMENTUM * mean;
+        run[C + c] = (1.0f - TR_BN_MOMENTUM) * run[C + c] +
+                     TR_BN_MOMENTUM * (cnt > 1.0f ? sq / (cnt - 1.0f) : var);
+        g = gb[c];
+        b = gb[C + c];
+        for (i = 0; i < n; i++) {
+            const float *xp = x + i * chw + c * hw;
+            float *yp = y + i * chw + c * hw;
+            for (j = 0; j < hw; j++)
+                yp[j] = (xp[j] - mean) * invstd * g + b;
+        }
+    }
+}
+
+void tr_bn2d_forward_eval(float *restrict y, const float *restrict x,
+                          const float *restrict gb, const float *restrict run,
+                          const struct tr_layer *l, unsigned n)
+{
+    const unsigned C = l->in_c;
+    const size_t hw = (size_t)l->in_h * l->in_w, chw = (size_t)C * hw;
+    unsigned c, i;
+    size_t j;
+
+    for (c = 0; c < C; c++) {
+        const float mean = run[c];
+        const float invstd = 1.0f / tr_sqrtf(run[C + c] + TR_BN_EPS);
+        const float g = gb[c], b = gb[C + c];
+        for (i = 0; i < n; i++) {
+            const float *xp = x + i * chw + c * hw;
+            float *yp = y + i * chw + c * hw;
+            for (j = 0; j < hw; j++)
+                yp[j] = (xp[j] - mean) * invstd * g + b;
+        }
+    }
+}
+
+/* With xhat = (x - mean) * invstd and N = n*H*W values per channel:
+ *   dbeta = sum dy, dgamma = sum dy*xhat,
+ *   dx = gamma*invstd/N * (N*dy - dbeta - xhat*dgamma). */
+void tr_bn2d_backward(float *restrict dx, float *restrict dgb, const float *restrict dy,
+                      const float *restrict x, const float *restrict gb,
+                      const float *restrict save, const struct tr_layer *l, unsigned n)
+{
+    const unsigned C = l->in_c;
+    const size_t hw = (size_t)l->in_h * l->in_w, chw = (size_t)C * hw;
+    const float cnt = (float)((size_t)n * hw);
+    unsigned c, i;
+    size_t j;
+
+    for (c = 0; c < C; c++) {
+        const float mean = save[c], invstd = save[C + c];
+        float dbeta = 0.0f, dgamma = 0.0f, k, mb, mg;
+        for (i = 0; i < n; i++) {
+            const float *xp = x + i * chw + c * hw, *dyp = dy + i * chw + c * hw;
+            float sb = 0.0f, sg = 0.0f;
+            for (j = 0; j < hw; j++) {
+                sb += dyp[j];
+                sg += dyp[j] * ((xp[j] - mean) * invstd);
+            }
+            dbeta += sb;
+            dgamma += sg;
+        }
+        dgb[c] = dgamma;
+        dgb[C + c] = dbeta;
+        if (dx == NULL)
+            continue;
+        k = gb[c] * invstd / cnt;
+        mb = dbeta;
+        mg = dgamma;
+        for (i = 0; i < n; i++) {
+            const float *xp = x + i * chw + c * hw, *dyp = dy + i * chw + c * hw;
+            float *dxp = dx + i * chw + c * hw;
+            for (j = 0; j < hw; j++) {
+                float xhat = (xp[j] - mean) * invstd;
+                dxp[j] = k * ((cnt * dyp[j] - mb) - xhat * mg);
+            }
+        }
+    }
+}

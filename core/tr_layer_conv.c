@@ -1,0 +1,248 @@
+/* tinyring: Conv2d (square kernel K, stride S, zero padding P).
+ *
+ * Reference: direct loops over every output and kernel tap.
+ * Fast: per sample, im2col the input into col (IC*K*K, OH*OW) and run GEMMs
+ *   forward   y (OC, P)      = w (OC, IC*K*K) * col            + b
+ *   dweight   dw^T (ICKK,OC) += col (ICKK, P) * dy^T (P, OC)
+ *   dinput    dcol (ICKK, P) = w^T (ICKK, OC) * dy (OC, P), then col2im
+ * where P = OH*OW. Every GEMM has a contiguous inner dimension. */
+#include "tr_layer_kernels.h"
+
+/* Input row ih = o*S - P + t is inside [0, H) for o in [lo, hi). */
+static void valid_range(unsigned *lo, unsigned *hi, unsigned t, unsigned s,
+                        unsigned p, unsigned in, unsigned out)
+{
+    long a = (long)p - (long)t;              /* o*s >= p - t */
+    long b = (long)in + (long)p - (long)t;   /* o*s <  in + p - t */
+    long l = a <= 0 ? 0 : (a + (long)s - 1) / (long)s;
+    long h = b <= 0 ? 0 : (b + (long)s - 1) / (long)s;
+    if (h > (long)out)
+        h = (long)out;
+    if (l > h)
+        l = h;
+    *lo = (unsigned)l;
+    *hi = (unsigned)h;
+}
+
+void tr_conv2d_forward_ref(float *y, const float *x, const float *w, const float *b,
+                           const struct tr_layer *l, unsigned n)
+{
+    const unsigned IC = l->in_c, H = l->in_h, W = l->in_w;
+    const unsigned OC = l->out_c, OH = l->out_h, OW = l->out_w;
+    const unsigned K = l->d.kernel, S = l->d.stride;
+    const long P = l->d.pad;
+    unsigned i, oc, ic, oh, ow, ki, kj;
+
+    for (i = 0; i < n; i++)
+        for (oc = 0; oc < OC; oc++)
+            for (oh = 0; oh < OH; oh++)
+                for (ow = 0; ow < OW; ow++) {
+                    float s = 0.0f;
+                    for (ic = 0; ic < IC; ic++)
+                        for (ki = 0; ki < K; ki++) {
+                            long ih = (long)(oh * S + ki) - P;
+                            if (ih < 0 || ih >= (long)H)
+                                continue;
+                            for (kj = 0; kj < K; kj++) {
+                                long iw = (long)(ow * S + kj) - P;
+                                if (iw < 0 || iw >= (long)W)
+                                    continue;
+                                s += x[(((size_t)i * IC + ic) * H + (size_t)ih) * W + (size_t)iw] *
+                                     w[(((size_t)oc * IC + ic) * K + ki) * K + kj];
+                            }
+                        }
+                    y[(((size_t)i * OC + oc) * OH + oh) * OW + ow] = s + b[oc];
+                }
+}
+
+void tr_conv2d_backward_ref(float *dx, float *dw, float *db, const float *dy,
+                            const float *x, const float *w,
+                            const struct tr_layer *l, unsigned n)
+{
+    const unsigned IC = l->in_c, H = l->in_h, W = l->in_w;
+    const unsigned OC = l->out_c, OH = l->out_h, OW = l->out_w;
+    const unsigned K = l->d.kernel, S = l->d.stride;
+    const long P = l->d.pad;
+    const size_t nw = (size_t)OC * IC * K * K;
+    size_t q;
+    unsigned i, oc, ic, oh, ow, ki, kj;
+
+    for (q = 0; q < nw; q++)
+        dw[q] = 0.0f;
+    for (oc = 0; oc < OC; oc++)
+        db[oc] = 0.0f;
+    if (dx)
+        for (q = 0; q < (size_t)n * IC * H * W; q++)
+            dx[q] = 0.0f;
+    for (i = 0; i < n; i++)
+        for (oc = 0; oc < OC; oc++)
+            for (oh = 0; oh < OH; oh++)
+                for (ow = 0; ow < OW; ow++) {
+                    const float g = dy[(((size_t)i * OC + oc) * OH + oh) * OW + ow];
+                    db[oc] += g;
+                    for (ic = 0; ic < IC; ic++)
+                        for (ki = 0; ki < K; ki++) {
+                            long ih = (long)(oh * S + ki) - P;
+                            if (ih < 0 || ih >= (long)H)
+                                continue;
+                            for (kj = 0; kj < K; kj++) {
+                                long iw = (long)(ow * S + kj) - P;
+                                size_t xi, wi;
+                                if (iw < 0 || iw >= (long)W)
+                                    continue;
+                                xi = (((size_t)i * IC + ic) * H + (size_t)ih) * W + (size_t)iw;
+                                wi = (((size_t)oc * IC + ic) * K + ki) * K + kj;
+                                dw[wi] += g * x[xi];
+                                if (dx)
+                                    dx[xi] += g * w[wi];
+                            }
+                        }
+                }
+}
+
+size_t tr_conv2d_scratch_floats(const struct tr_layer *l)
+{
+    const size_t kk = (size_t)l->in_c * l->d.kernel * l->d.kernel;
+    const size_t p = (size_t)l->out_h * l->out_w;
+    return kk * p + p * l->out_c + 2u * kk * l->out_c;
+}
+
+/* col (IC*K*K, OH*OW) from one sample x (IC, H, W); zeros in the padding. */
+static void im2col(float *restrict col, const float *restrict x, const struct tr_layer *l)
+{
+    const unsigned IC = l->in_c, H = l->in_h, W = l->in_w;
+    const unsigned OH = l->out_h, OW = l->out_w;
+    const unsigned K = l->d.kernel, S = l->d.stride, P = l->d.pad;
+    unsigned ic, ki, kj, oh, ow, hlo, hhi, wlo, whi;
+
+    for (ic = 0; ic < IC; ic++)
+        for (ki = 0; ki < K; ki++) {
+            valid_range(&hlo, &hhi, ki, S, P, H, OH);
+            for (kj = 0; kj < K; kj++) {
+                float *row = col + (((size_t)ic * K + ki) * K + kj) * OH * OW;
+                valid_range(&wlo, &whi, kj, S, P, W, OW);
+                for (oh = 0; oh < OH; oh++) {
+                    float *r = row + (size_t)oh * OW;
+                    if (oh < hlo || oh >= hhi) {
+                        for (ow = 0; ow < OW; ow++)
+                            r[ow] = 0.0f;
+                        continue;
+                    }
+                    {
+                        /* input row; column ow*S + kj - P is >= 0 for ow >= wlo */
+                        const float *xr = x + ((size_t)ic * H + (oh * S + ki - P)) * W;
+                        for (ow = 0; ow < wlo; ow++)
+                            r[ow] = 0.0f;
+                        if (S == 1) {
+                            const float *xs = xr + (wlo + kj - P);
+                            for (ow = wlo; ow < whi; ow++)
+                                r[ow] = xs[ow - wlo];
+                        } else {
+                            for (ow = wlo; ow < whi; ow++)
+                                r[ow] = xr[(size_t)ow * S + kj - P];
+                        }
+                        for (ow = whi; ow < OW; ow++)
+                            r[ow] = 0.0f;
+                    }
+                }
+            }
+        }
+}
+
+/* dx (IC, H, W) = sum of col (IC*K*K, OH*OW) entries over the taps that read
+ * each input (the adjoint of im2col). */
+static void col2im(float *restrict dx, const float *restrict col, const struct tr_layer *l)
+{
+    const unsigned IC = l->in_c, H = l->in_h, W = l->in_w;
+    const unsigned OH = l->out_h, OW = l->out_w;
+    const unsigned K = l->d.kernel, S = l->d.stride, P = l->d.pad;
+    unsigned ic, ki, kj, oh, ow, hlo, hhi, wlo, whi;
+    size_t q;
+
+    for (q = 0; q < (size_t)IC * H * W; q++)
+        dx[q] = 0.0f;
+    for (ic = 0; ic < IC; ic++)
+        for (ki = 0; ki < K; ki++) {
+            valid_range(&hlo, &hhi, ki, S, P, H, OH);
+            for (kj = 0; kj < K; kj++) {
+                const float *row = col + (((size_t)ic * K + ki) * K + kj) * OH * OW;
+                valid_range(&wlo, &whi, kj, S, P, W, OW);
+                for (oh = hlo; oh < hhi; oh++) {
+                    const float *r = row + (size_t)oh * OW;
+                    float *xr = dx + ((size_t)ic * H + (oh * S + ki - P)) * W;
+                    if (S == 1) {
+                        float *xs = xr + (wlo + kj - P);
+                        for (ow = wlo; ow < whi; ow++)
+                            xs[ow - wlo] += r[ow];
+                    } else {
+                        for (ow = wlo; ow < whi; ow++)
+                            xr[(size_t)ow * S + kj - P] += r[ow];
+                    }
+                }
+            }
+        }
+}
+
+void tr_conv2d_forward(float *y, const float *x, const float *w, const float *b,
+                       const struct tr_layer *l, unsigned n, float *scratch)
+{
+    const size_t kk = (size_t)l->in_c * l->d.kernel * l->d.kernel;
+    const size_t p = (size_t)l->out_h * l->out_w, OC = l->out_c;
+    const size_t xs = (size_t)l->in_c * l->in_h * l->in_w, ys = OC * p;
+    float *col = scratch;
+    size_t i, oc, q;
+
+    for (i = 0; i < n; i++) {
+        float *yi = y + i * ys;
+        im2col(col, x + i * xs, l);
+        for (oc = 0; oc < OC; oc++)
+            for (q = 0; q < p; q++)
+                yi[oc * p + q] = b[oc];
+        tr_gemm(yi, w, col, OC, p, kk, kk, p, p);
+    }
+}
+
+void tr_conv2d_backward(float *dx, float *dw, float *db, const float *dy,
+                        const float *x, const float *w,
+                        const struct tr_layer *l, unsigned n, float *scratch)
+{
+    const size_t kk = (size_t)l->in_c * l->d.kernel * l->d.kernel;
+    const size_t p = (size_t)l->out_h * l->out_w, OC = l->out_c;
+    const size_t xs = (size_t)l->in_c * l->in_h * l->in_w, ys = OC * p;
+    float *col = scratch;               /* (kk, p), then dcol */
+    float *dyt = col + kk * p;          /* (p, OC) */
+    float *dwt = dyt + p * OC;          /* (kk, OC) */
+    float *wt = dwt + kk * OC;          /* (kk, OC) */
+    size_t i, oc, q, r;
+
+    for (q = 0; q < kk * OC; q++)
+        dwt[q] = 0.0f;
+    for (oc = 0; oc < OC; oc++)
+        db[oc] = 0.0f;
+    if (dx)
+        for (oc = 0; oc < OC; oc++)
+            for (r = 0; r < kk; r++)
+                wt[r * OC + oc] = w[oc * kk + r];
+    for (i = 0; i < n; i++) {
+        const float *dyi = dy + i * ys;
+        for (oc = 0; oc < OC; oc++) {
+            float s = 0.0f;
+            for (q = 0; q < p; q++) {
+                s += dyi[oc * p + q];
+                dyt[q * OC + oc] = dyi[oc * p + q];
+            }
+            db[oc] += s;
+        }
+        im2col(col, x + i * xs, l);
+        tr_gemm(dwt, col, dyt, kk, OC, p, p, OC, OC);
+        if (dx) {
+            for (q = 0; q < kk * p; q++)
+                col[q] = 0.0f;
+            tr_gemm(col, wt, dyi, kk, p, OC, OC, p, p);
+            col2im(dx + i * xs, col, l);
+        }
+    }
+    for (oc = 0; oc < OC; oc++)
+        for (r = 0; r < kk; r++)
+            dw[oc * kk + r] = dwt[r * OC + oc];
+}

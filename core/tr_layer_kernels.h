@@ -1,0 +1,72 @@
+/* tinyring: the layer kernels tr_model runs, exported (tr_ prefix) so the
+ * tests can drive each one alone and compare fast against reference.
+ *
+ * Conventions: outputs first, inputs next, shape last. Shapes come from a
+ * resolved struct tr_layer (per-sample in_* / out_* and the description);
+ * n is the number of samples. Tensors are float32 NCHW. Every backward
+ * OVERWRITES its parameter gradients and its input gradient dx; dx may be
+ * NULL when the input needs no gradient (the first layer).
+ * A "_ref" kernel is the plain loop the fast one must match within float
+ * rounding; the fast one may need scratch (see *_scratch_floats).
+ */
+#ifndef TR_LAYER_KERNELS_H
+#define TR_LAYER_KERNELS_H
+
+#include <stddef.h>
+#include "tr_model.h"
+
+/* C (M, N; row stride ldc) += A (M, K; lda) * B (K, N; ldb), row-major. */
+void tr_gemm_ref(float *c, const float *a, const float *b, size_t m, size_t n,
+                 size_t k, size_t lda, size_t ldb, size_t ldc);
+void tr_gemm(float *c, const float *a, const float *b, size_t m, size_t n,
+             size_t k, size_t lda, size_t ldb, size_t ldc);
+
+/* Conv2d: x (n, IC, H, W), w (OC, IC, KH, KW), b (OC), y (n, OC, OH, OW). */
+void tr_conv2d_forward_ref(float *y, const float *x, const float *w, const float *b,
+                           const struct tr_layer *l, unsigned n);
+void tr_conv2d_forward(float *y, const float *x, const float *w, const float *b,
+                       const struct tr_layer *l, unsigned n, float *scratch);
+/* dw (OC, IC, KH, KW), db (OC), dx (n, IC, H, W) or NULL. */
+void tr_conv2d_backward_ref(float *dx, float *dw, float *db, const float *dy,
+                            const float *x, const float *w,
+                            const struct tr_layer *l, unsigned n);
+void tr_conv2d_backward(float *dx, float *dw, float *db, const float *dy,
+                        const float *x, const float *w,
+                        const struct tr_layer *l, unsigned n, float *scratch);
+/* Floats of scratch the fast conv kernels need for this layer:
+ * col (IC*KH*KW, OH*OW), dy^T (OH*OW, OC), dw^T and w^T (IC*KH*KW, OC). */
+size_t tr_conv2d_scratch_floats(const struct tr_layer *l);
+
+/* BatchNorm2d, eps 1e-5, momentum 0.1. gb = gamma (C) then beta (C);
+ * run = running mean (C) then running var (C); save = batch mean (C) then
+ * 1/sqrt(biased var + eps) (C), written by the training forward for
+ * backward, which recomputes xhat from x instead of storing it. */
+void tr_bn2d_forward_train(float *y, float *save, float *run, const float *x,
+                           const float *gb, const struct tr_layer *l, unsigned n);
+void tr_bn2d_forward_eval(float *y, const float *x, const float *gb,
+                          const float *run, const struct tr_layer *l, unsigned n);
+void tr_bn2d_backward(float *dx, float *dgb, const float *dy, const float *x,
+                      const float *gb, const float *save,
+                      const struct tr_layer *l, unsigned n);
+
+/* ReLU over count floats; backward gates dy by y > 0 (PyTorch: grad 0 at 0). */
+void tr_relu_forward(float *y, const float *x, size_t count);
+void tr_relu_backward(float *dx, const float *dy, const float *y, size_t count);
+
+/* MaxPool2d, window k, stride s, no padding, floor. Backward routes dy to
+ * the first element of each window (row-major) equal to the forward max, as
+ * PyTorch's argmax does, recomputing it from x and y: nothing saved. */
+void tr_maxpool2d_forward(float *y, const float *x, const struct tr_layer *l, unsigned n);
+void tr_maxpool2d_backward(float *dx, const float *dy, const float *x, const float *y,
+                           const struct tr_layer *l, unsigned n);
+
+/* Linear: x (n, IN), w (OUT, IN), b (OUT), y (n, OUT); IN = in_c*in_h*in_w. */
+void tr_linear_forward_ref(float *y, const float *x, const float *w, const float *b,
+                           const struct tr_layer *l, unsigned n);
+void tr_linear_forward(float *y, const float *x, const float *w, const float *b,
+                       const struct tr_layer *l, unsigned n);
+void tr_linear_backward(float *dx, float *dw, float *db, const float *dy,
+                        const float *x, const float *w,
+                        const struct tr_layer *l, unsigned n);
+
+#endif /* TR_LAYER_KERNELS_H */

@@ -1,0 +1,64 @@
+/* tinyring: MaxPool2d (window k, stride s, no padding, floor mode). */
+#include "tr_layer_kernels.h"
+
+/* y (n, C, OH, OW) = max over each k x k window of x (n, C, H, W). The first
+ * maximum in row-major window order wins, like PyTorch (val > max). */
+void tr_maxpool2d_forward(float *restrict y, const float *restrict x,
+                          const struct tr_layer *l, unsigned n)
+{
+    const unsigned k = l->d.kernel, s = l->d.stride;
+    const unsigned H = l->in_h, W = l->in_w, OH = l->out_h, OW = l->out_w;
+    const size_t planes = (size_t)n * l->in_c;
+    size_t p;
+    unsigned oh, ow, i, j;
+
+    for (p = 0; p < planes; p++) {
+        const float *xp = x + p * H * W;
+        float *yp = y + p * OH * OW;
+        for (oh = 0; oh < OH; oh++) {
+            for (ow = 0; ow < OW; ow++) {
+                const float *win = xp + (size_t)oh * s * W + (size_t)ow * s;
+                float m = win[0];
+                for (i = 0; i < k; i++)
+                    for (j = 0; j < k; j++)
+                        if (win[i * W + j] > m)
+                            m = win[i * W + j];
+                yp[oh * OW + ow] = m;
+            }
+        }
+    }
+}
+
+/* dx (n, C, H, W) = dy routed to each window's argmax, found again as the
+ * first element equal to y. Overlapping windows (s < k) accumulate. */
+void tr_maxpool2d_backward(float *restrict dx, const float *restrict dy,
+                           const float *restrict x, const float *restrict y,
+                           const struct tr_layer *l, unsigned n)
+{
+    const unsigned k = l->d.kernel, s = l->d.stride;
+    const unsigned H = l->in_h, W = l->in_w, OH = l->out_h, OW = l->out_w;
+    const size_t planes = (size_t)n * l->in_c;
+    size_t p, q;
+    unsigned oh, ow, i, j;
+
+    for (q = 0; q < planes * H * W; q++)
+        dx[q] = 0.0f;
+    for (p = 0; p < planes; p++) {
+        const float *xp = x + p * H * W;
+        float *dxp = dx + p * H * W;
+        const float *yp = y + p * OH * OW, *dyp = dy + p * OH * OW;
+        for (oh = 0; oh < OH; oh++) {
+            for (ow = 0; ow < OW; ow++) {
+                size_t base = (size_t)oh * s * W + (size_t)ow * s;
+                float m = yp[oh * OW + ow];
+                int found = 0;
+                for (i = 0; i < k && !found; i++)
+                    for (j = 0; j < k && !found; j++)
+                        if (xp[base + i * W + j] == m) {
+                            dxp[base + i * W + j] += dyp[oh * OW + ow];
+                            found = 1;
+                        }
+            }
+        }
+    }
+}

@@ -1,0 +1,17 @@
+/* tinyring: ReLU. Plain loops; gcc vectorises them as they are. */
+#include "tr_layer_kernels.h"
+
+void tr_relu_forward(float *restrict y, const float *restrict x, size_t count)
+{
+    size_t i;
+    for (i = 0; i < count; i++)
+        y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+}
+
+void tr_relu_backward(float *restrict dx, const float *restrict dy,
+                      const float *restrict y, size_t count)
+{
+    size_t i;
+    for (i = 0; i < count; i++)
+        dx[i] = y[i] > 0.0f ? dy[i] : 0.0f;
+}

@@ -1,0 +1,305 @@
+/* tinyring: model description, validation, arena layout, init, layout hash.
+ *
+ * One function, layout(), resolves the shapes and carves the arena; the
+ * size query runs it on a measuring arena, init on the caller's buffer, so
+ * the two cannot disagree. Arena order (each piece TR_ARENA_ALIGN-rounded):
+ *   params | grads | momentum | buffers | dlogits |
+ *   per layer: out (not flatten: it aliases its input), save (BN only) |
+ *   dbuf[0] | dbuf[1] | scratch
+ */
+#include "tr_model.h"
+#include "tr_arena.h"
+#include "tr_error.h"
+#include "tr_math.h"
+#include "tr_rng.h"
+#include "tr_layer_kernels.h"
+
+void tr_model_desc_convnet(struct tr_model_desc *d, unsigned c1, unsigned c2,
+                           unsigned classes)
+{
+    static const uint8_t kinds[10] = {
+        TR_LAYER_CONV2D, TR_LAYER_BATCHNORM2D, TR_LAYER_RELU, TR_LAYER_MAXPOOL2D,
+        TR_LAYER_CONV2D, TR_LAYER_BATCHNORM2D, TR_LAYER_RELU, TR_LAYER_MAXPOOL2D,
+        TR_LAYER_FLATTEN, TR_LAYER_LINEAR
+    };
+    unsigned i;
+
+    for (i = 0; i < TR_MAX_LAYERS; i++) {
+        struct tr_layer_desc z = {0, 0, 0, 0, 0};
+        d->layer[i] = z;
+    }
+    d->in_c = 1;
+    d->in_h = 28;
+    d->in_w = 28;
+    d->n_layers = 10;
+    for (i = 0; i < 10; i++)
+        d->layer[i].kind = kinds[i];
+    for (i = 0; i < 2; i++) {
+        struct tr_layer_desc *conv = &d->layer[4 * i], *pool = &d->layer[4 * i + 3];
+        conv->kernel = 5;
+        conv->stride = 1;
+        conv->pad = 2;
+        conv->out = (uint16_t)(i == 0 ? c1 : c2);
+        pool->kernel = 2;
+        pool->stride = 2;
+    }
+    d->layer[9].out = (uint16_t)classes;
+}
+
+/* Resolve shapes and parameter offsets of every layer into m (no memory). */
+static int resolve(struct tr_model *m, const struct tr_model_desc *d)
+{
+    unsigned c, h, w, i;
+    size_t np = 0, nb = 0;
+
+    if (d == NULL || d->n_layers < 1 || d->n_layers > TR_MAX_LAYERS ||
+        d->in_c == 0 || d->in_h == 0 || d->in_w == 0 ||
+        d->layer[d->n_layers - 1].kind != TR_LAYER_LINEAR)
+        return TR_ERR_INVAL;
+    m->desc = *d;
+    m->n_layers = d->n_layers;
+    c = d->in_c;
+    h = d->in_h;
+    w = d->in_w;
+    for (i = 0; i < d->n_layers; i++) {
+        const struct tr_layer_desc *ld = &d->layer[i];
+        struct tr_layer *l = &m->layer[i];
+        unsigned long oc = c, oh = h, ow = w;
+
+        l->d = *ld;
+        l->in_c = (uint16_t)c;
+        l->in_h = (uint16_t)h;
+        l->in_w = (uint16_t)w;
+        l->p_off = np;
+        l->p_len = 0;
+        l->b_off = nb;
+        l->b_len = 0;
+        l->out = NULL;
+        l->save = NULL;
+        switch (ld->kind) {
+        case TR_LAYER_CONV2D:
+            if (ld->kernel < 1 || ld->stride < 1 || ld->out < 1 ||
+                h + 2u * ld->pad < ld->kernel || w + 2u * ld->pad < ld->kernel)
+                return TR_ERR_INVAL;
+            oc = ld->out;
+            oh = (h + 2u * ld->pad - ld->kernel) / ld->stride + 1u;
+            ow = (w + 2u * ld->pad - ld->kernel) / ld->stride + 1u;
+            l->p_len = (size_t)ld->out * c * ld->kernel * ld->kernel + ld->out;
+            break;
+        case TR_LAYER_BATCHNORM2D:
+            if (ld->kernel || ld->stride || ld->pad || ld->out)
+                return TR_ERR_INVAL;
+            l->p_len = 2u * c;
+            l->b_len = 2u * c;
+            break;
+        case TR_LAYER_RELU:
+            if (ld->kernel || ld->stride || ld->pad || ld->out)
+                return TR_ERR_INVAL;
+            break;
+        case TR_LAYER_MAXPOOL2D:
+            if (ld->kernel < 1 || ld->stride < 1 || ld->pad || ld->out ||
+                h < ld->kernel || w < ld->kernel)
+                return TR_ERR_INVAL;
+            oh = (h - ld->kernel) / ld->stride + 1u;
+            ow = (w - ld->kernel) / ld->stride + 1u;
+            break;
+        case TR_LAYER_FLATTEN:
+            /* aliases its input's buffer, so it cannot be the first layer */
+            if (ld->kernel || ld->stride || ld->pad || ld->out || i == 0)
+                return TR_ERR_INVAL;
+            oc = (unsigned long)c * h * w;
+            oh = ow = 1;
+            break;
+        case TR_LAYER_LINEAR:
+            /* input must be flat: after FLATTEN or a 1x1 shape */
+            if (ld->kernel || ld->stride || ld->pad || ld->out < 1 || h != 1 || w != 1)
+                return TR_ERR_INVAL;
+            oc = ld->out;
+            l->p_len = (size_t)ld->out * c + ld->out;
+            break;
+        default:
+            return TR_ERR_INVAL;
+        }
+        if (oc > 65535ul || oh > 65535ul || ow > 65535ul)
+            return TR_ERR_INVAL;
+        l->out_c = (uint16_t)oc;
+        l->out_h = (uint16_t)oh;
+        l->out_w = (uint16_t)ow;
+        np += l->p_len;
+        nb += l->b_len;
+        c = (unsigned)oc;
+        h = (unsigned)oh;
+        w = (unsigned)ow;
+    }
+    m->n_params = np;
+    m->n_buffers = nb;
+    m->classes = c;
+    return 0;
+}
+
+/* floats a * b, or 0 with *ovf set when it cannot be represented in bytes */
+static size_t mul_floats(size_t a, size_t b, int *ovf)
+{
+    if (a != 0 && b > ((size_t)-1 / sizeof(float)) / a) {
+        *ovf = 1;
+        return 0;
+    }
+    return a * b;
+}
+
+static size_t sample_floats(const struct tr_layer *l, int out)
+{
+    return out ? (size_t)l->out_c * l->out_h * l->out_w
+               : (size_t)l->in_c * l->in_h * l->in_w;
+}
+
+/* Resolve d into m and carve every buffer from a (measuring or real). */
+static int layout(struct tr_model *m, const struct tr_model_desc *d, unsigned batch,
+                  struct tr_arena *a)
+{
+    size_t dmax = 0, smax = 0;
+    int ovf = 0, err;
+    unsigned i;
+
+    if (batch == 0)
+        return TR_ERR_INVAL;
+    err = resolve(m, d);
+    if (err)
+        return err;
+    m->batch = batch;
+    m->params = tr_arena_floats(a, m->n_params);
+    m->grads = tr_arena_floats(a, m->n_params);
+    m->momentum = tr_arena_floats(a, m->n_params);
+    m->buffers = tr_arena_floats(a, m->n_buffers);
+    m->dlogits = tr_arena_floats(a, mul_floats(batch, m->classes, &ovf));
+    for (i = 0; i < m->n_layers; i++) {
+        struct tr_layer *l = &m->layer[i];
+        if (l->d.kind == TR_LAYER_FLATTEN)
+            l->out = m->layer[i - 1].out;
+        else
+            l->out = tr_arena_floats(a, mul_floats(batch, sample_floats(l, 1), &ovf));
+        if (l->d.kind == TR_LAYER_BATCHNORM2D)
+            l->save = tr_arena_floats(a, 2u * l->in_c);
+        if (l->d.kind == TR_LAYER_CONV2D && tr_conv2d_scratch_floats(l) > smax)
+            smax = tr_conv2d_scratch_floats(l);
+        /* gradients w.r.t. the inputs of layers 1.. live in dbuf */
+        if (i > 0 && sample_floats(l, 0) > dmax)
+            dmax = sample_floats(l, 0);
+    }
+    dmax = mul_floats(batch, dmax, &ovf);
+    m->dbuf[0] = tr_arena_floats(a, dmax);
+    m->dbuf[1] = tr_arena_floats(a, dmax);
+    m->scratch = tr_arena_floats(a, smax);
+    m->scratch_len = smax;
+    if (ovf)
+        return TR_ERR_NOMEM;
+    m->input = NULL;
+    m->last_n = 0;
+    m->last_train = 0;
+    m->kernels = TR_KERNELS_FAST;
+    m->arena_used = a->used;
+    return a->err ? a->err : 0;
+}
+
+int tr_model_arena_size(const struct tr_model_desc *d, unsigned batch, size_t *bytes)
+{
+    struct tr_model tmp;
+    struct tr_arena a;
+    int err;
+
+    tr_arena_measure(&a);
+    err = layout(&tmp, d, batch, &a);
+    if (err)
+        return err == TR_ERR_NOMEM ? TR_ERR_NOMEM : TR_ERR_INVAL;
+    if (bytes)
+        *bytes = a.used;
+    return 0;
+}
+
+int tr_model_init(struct tr_model *m, const struct tr_model_desc *d, unsigned batch,
+                  void *arena, size_t arena_size)
+{
+    struct tr_arena a;
+    size_t i;
+    int err;
+
+    if (m == NULL)
+        return TR_ERR_INVAL;
+    err = tr_arena_init(&a, arena, arena_size);
+    if (err)
+        return err;
+    err = layout(m, d, batch, &a);
+    if (err)
+        return err;
+    for (i = 0; i < m->n_params; i++) {
+        m->params[i] = 0.0f;
+        m->grads[i] = 0.0f;
+        m->momentum[i] = 0.0f;
+    }
+    for (i = 0; i < m->n_buffers; i++)
+        m->buffers[i] = 0.0f;
+    return 0;
+}
+
+#define TR_INIT_STREAM 0x7472u  /* "tr": the PCG stream of parameter init */
+
+void tr_model_init_params(struct tr_model *m, uint64_t seed)
+{
+    struct tr_rng r;
+    unsigned i;
+    size_t j;
+
+    tr_rng_seed(&r, seed, TR_INIT_STREAM);
+    for (i = 0; i < m->n_layers; i++) {
+        const struct tr_layer *l = &m->layer[i];
+        float *p = m->params + l->p_off;
+        if (l->d.kind == TR_LAYER_CONV2D || l->d.kind == TR_LAYER_LINEAR) {
+            /* fan_in = IC*K*K (conv) or IN (linear) = (p_len - out) / out */
+            size_t fan_in = (l->p_len - l->out_c) / l->out_c;
+            float bound = 1.0f / tr_sqrtf((float)fan_in);
+            for (j = 0; j < l->p_len; j++)  /* weight then bias */
+                p[j] = tr_rng_uniform(&r, -bound, bound);
+        } else if (l->d.kind == TR_LAYER_BATCHNORM2D) {
+            float *b = m->buffers + l->b_off;
+            for (j = 0; j < l->in_c; j++) {
+                p[j] = 1.0f;
+                p[l->in_c + j] = 0.0f;
+                b[j] = 0.0f;
+                b[l->in_c + j] = 1.0f;
+            }
+        }
+    }
+}
+
+/* FNV-1a over a fixed byte serialisation (no struct padding, no endianness). */
+static uint32_t fnv(uint32_t h, uint64_t v, unsigned bytes)
+{
+    unsigned i;
+    for (i = 0; i < bytes; i++) {
+        h ^= (uint32_t)(v >> (8u * i)) & 0xffu;
+        h *= 16777619u;
+    }
+    return h;
+}
+
+uint32_t tr_model_layout_hash(const struct tr_model *m)
+{
+    uint32_t h = 2166136261u;
+    unsigned i;
+
+    h = fnv(h, m->desc.in_c, 2);
+    h = fnv(h, m->desc.in_h, 2);
+    h = fnv(h, m->desc.in_w, 2);
+    h = fnv(h, m->desc.n_layers, 1);
+    for (i = 0; i < m->desc.n_layers; i++) {
+        const struct tr_layer_desc *l = &m->desc.layer[i];
+        h = fnv(h, l->kind, 1);
+        h = fnv(h, l->kernel, 1);
+        h = fnv(h, l->stride, 1);
+        h = fnv(h, l->pad, 1);
+        h = fnv(h, l->out, 2);
+    }
+    h = fnv(h, (uint64_t)m->n_params, 8);
+    h = fnv(h, (uint64_t)m->n_buffers, 8);
+    return h;
+}

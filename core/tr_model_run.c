@@ -1,0 +1,165 @@
+/* tinyring: forward, softmax cross-entropy, backward of a laid-out model.
+ * Dispatches each layer to its kernel (fast, or reference when
+ * m->kernels == TR_KERNELS_REF); the kernels live in tr_layer_*.c. */
+#include "tr_model.h"
+#include "tr_error.h"
+#include "tr_math.h"
+#include "tr_layer_kernels.h"
+
+static size_t out_floats(const struct tr_layer *l, unsigned n)
+{
+    return (size_t)n * l->out_c * l->out_h * l->out_w;
+}
+
+int tr_model_forward(struct tr_model *m, const float *x, unsigned n, int train)
+{
+    const int ref = m->kernels == TR_KERNELS_REF;
+    const float *in = x;
+    unsigned i;
+
+    if (x == NULL || n == 0 || n > m->batch)
+        return TR_ERR_INVAL;
+    for (i = 0; i < m->n_layers; i++) {
+        struct tr_layer *l = &m->layer[i];
+        const float *p = m->params + l->p_off;
+        switch (l->d.kind) {
+        case TR_LAYER_CONV2D: {
+            const float *b = p + (l->p_len - l->out_c);
+            if (ref)
+                tr_conv2d_forward_ref(l->out, in, p, b, l, n);
+            else
+                tr_conv2d_forward(l->out, in, p, b, l, n, m->scratch);
+            break;
+        }
+        case TR_LAYER_BATCHNORM2D:
+            if (train)
+                tr_bn2d_forward_train(l->out, l->save, m->buffers + l->b_off, in, p, l, n);
+            else
+                tr_bn2d_forward_eval(l->out, in, p, m->buffers + l->b_off, l, n);
+            break;
+        case TR_LAYER_RELU:
+            tr_relu_forward(l->out, in, out_floats(l, n));
+            break;
+        case TR_LAYER_MAXPOOL2D:
+            tr_maxpool2d_forward(l->out, in, l, n);
+            break;
+        case TR_LAYER_FLATTEN:
+            break;  /* l->out aliases the previous layer's out */
+        case TR_LAYER_LINEAR: {
+            const float *b = p + (l->p_len - l->out_c);
+            if (ref)
+                tr_linear_forward_ref(l->out, in, p, b, l, n);
+            else
+                tr_linear_forward(l->out, in, p, b, l, n);
+            break;
+        }
+        default:
+            return TR_ERR_INVAL;
+        }
+        in = l->out;
+    }
+    m->input = x;
+    m->last_n = n;
+    m->last_train = train ? 1 : 0;
+    return 0;
+}
+
+const float *tr_model_logits(const struct tr_model *m)
+{
+    return m->layer[m->n_layers - 1].out;
+}
+
+/* loss_i = log(sum_j e^(z_j - max)) - (z_label - max); the max shift keeps
+ * every exponent <= 0, so nothing overflows. dz = (softmax - onehot) / n. */
+int tr_model_loss(struct tr_model *m, const uint8_t *labels, float *loss, unsigned *correct)
+{
+    const unsigned C = m->classes, n = m->last_n;
+    const float *z = tr_model_logits(m);
+    const float inv_n = 1.0f / (float)n;
+    float total = 0.0f;
+    unsigned i, j, hits = 0;
+
+    if (n == 0 || labels == NULL)
+        return TR_ERR_INVAL;
+    for (i = 0; i < n; i++)
+        if (labels[i] >= C)
+            return TR_ERR_INVAL;
+    for (i = 0; i < n; i++) {
+        const float *zi = z + (size_t)i * C;
+        float *dz = m->dlogits + (size_t)i * C;
+        float mx = zi[0], sum = 0.0f, inv;
+        unsigned arg = 0;
+        for (j = 1; j < C; j++)
+            if (zi[j] > mx) {
+                mx = zi[j];
+                arg = j;
+            }
+        hits += arg == labels[i];
+        for (j = 0; j < C; j++) {
+            dz[j] = tr_expf(zi[j] - mx);
+            sum += dz[j];
+        }
+        total += tr_logf(sum) - (zi[labels[i]] - mx);
+        inv = 1.0f / sum;
+        for (j = 0; j < C; j++)
+            dz[j] = dz[j] * inv * inv_n;
+        dz[labels[i]] -= inv_n;
+    }
+    if (loss)
+        *loss = total * inv_n;
+    if (correct)
+        *correct = hits;
+    return 0;
+}
+
+int tr_model_backward(struct tr_model *m)
+{
+    const int ref = m->kernels == TR_KERNELS_REF;
+    const unsigned n = m->last_n;
+    const float *dout = m->dlogits;
+    unsigned i;
+
+    if (!m->last_train || n == 0)
+        return TR_ERR_INVAL;
+    for (i = m->n_layers; i-- > 0;) {
+        const struct tr_layer *l = &m->layer[i];
+        const float *in = i ? m->layer[i - 1].out : m->input;
+        const float *p = m->params + l->p_off;
+        float *g = m->grads + l->p_off;
+        /* the input gradient goes to whichever dbuf does not hold dout */
+        float *din = i == 0 ? NULL : (dout == m->dbuf[0] ? m->dbuf[1] : m->dbuf[0]);
+        switch (l->d.kind) {
+        case TR_LAYER_CONV2D: {
+            float *gb = g + (l->p_len - l->out_c);
+            if (ref)
+                tr_conv2d_backward_ref(din, g, gb, dout, in, p, l, n);
+            else
+                tr_conv2d_backward(din, g, gb, dout, in, p, l, n, m->scratch);
+            break;
+        }
+        case TR_LAYER_BATCHNORM2D:
+            tr_bn2d_backward(din, g, dout, in, p, l->save, l, n);
+            break;
+        case TR_LAYER_RELU:
+            if (din)
+                tr_relu_backward(din, dout, l->out, out_floats(l, n));
+            break;
+        case TR_LAYER_MAXPOOL2D:
+            if (din)
+                tr_maxpool2d_backward(din, dout, in, l->out, l, n);
+            break;
+        case TR_LAYER_FLATTEN:
+            din = (float *)dout;  /* same floats, new shape: nothing to move */
+            break;
+        case TR_LAYER_LINEAR: {
+            float *gb = g + (l->p_len - l->out_c);
+            tr_linear_backward(din, g, gb, dout, in, p, l, n);
+            break;
+        }
+        default:
+            return TR_ERR_INVAL;
+        }
+        dout = din;
+    }
+    return 0;
+}

@@ -1,0 +1,33 @@
+/* tinyring: SGD as torch.optim.SGD (dampening 0), one flat loop.
+ * Compiled with -ffp-contract=off like all of core: every rank (host or
+ * board) that applies the same averaged gradient gets the same bits. */
+#include "tr_sgd.h"
+
+void tr_sgd_init(struct tr_sgd *s)
+{
+    s->lr = 0.001f;
+    s->momentum = 0.9f;
+    s->weight_decay = 0.0f;
+    s->nesterov = 0;
+    s->started = 0;
+}
+
+void tr_sgd_step(struct tr_sgd *s, float *params, const float *grads,
+                 float *momentum, size_t n)
+{
+    const float lr = s->lr, mu = s->momentum, wd = s->weight_decay;
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        float g = grads[i];
+        if (wd != 0.0f)
+            g = g + wd * params[i];
+        if (mu != 0.0f) {
+            float buf = s->started ? mu * momentum[i] + g : g;
+            momentum[i] = buf;
+            g = s->nesterov ? g + mu * buf : buf;
+        }
+        params[i] = params[i] - lr * g;
+    }
+    s->started = 1;
+}
