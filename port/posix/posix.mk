@@ -1,0 +1,46 @@
+# port/posix: the POSIX TCP transport + rendezvous (build/libtinyring_posix.a),
+# its multi-process tests (test-posix) and the allreduce benchmark against
+# Open MPI (bench-comm).
+POSIX_SRCS   := $(wildcard port/posix/*.c)
+POSIX_HDRS   := $(wildcard port/posix/*.h) core/tr_transport.h core/tr_error.h
+POSIX_OBJS   := $(POSIX_SRCS:port/posix/%.c=$(BUILD)/port/posix/%.o)
+POSIX_CFLAGS := $(HOST_CFLAGS) -Iport/posix
+POSIX_LIB    := $(BUILD)/libtinyring_posix.a
+POSIX_NODE   := $(BUILD)/test/posix/tr_posix_node
+COMM_BENCH   := $(BUILD)/bench/comm/tr_bench_comm
+COMM_MPI     := $(BUILD)/bench/comm/mpi_bench_comm
+
+$(BUILD)/port/posix/%.o: port/posix/%.c $(POSIX_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(POSIX_CFLAGS) -c $< -o $@
+
+$(POSIX_LIB): $(POSIX_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(POSIX_NODE): test/posix/tr_posix_node.c $(POSIX_LIB) $(BUILD)/libtinyring.a $(POSIX_HDRS) $(CORE_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(POSIX_CFLAGS) $< -o $@ $(POSIX_LIB) $(BUILD)/libtinyring.a
+
+$(COMM_BENCH): bench/comm/tr_bench_comm.c $(POSIX_LIB) $(BUILD)/libtinyring.a $(POSIX_HDRS) $(CORE_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(POSIX_CFLAGS) -O3 $< -o $@ $(POSIX_LIB) $(BUILD)/libtinyring.a
+
+# The Open MPI peer; built only when mpicc exists (bench/comm/run.sh skips it otherwise).
+$(COMM_MPI): bench/comm/mpi_bench_comm.c
+	@mkdir -p $(dir $@)
+	mpicc -O2 -Wall $< -o $@
+
+.PHONY: posix-lib test-posix bench-comm
+posix-lib: $(POSIX_LIB)
+
+test-posix: $(POSIX_NODE)
+	@mkdir -p $(TR_RESULTS)
+	timeout 300 bash test/posix/run.sh $(POSIX_NODE)
+
+bench-comm: $(COMM_BENCH)
+	@if command -v mpicc >/dev/null 2>&1; then $(MAKE) --no-print-directory $(COMM_MPI); fi
+	bash bench/comm/run.sh $(COMM_BENCH) $(COMM_MPI)
+
+TEST_TARGETS  += test-posix
+BENCH_TARGETS += bench-comm

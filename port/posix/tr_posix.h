@@ -1,0 +1,151 @@
+/* tinyring: the POSIX TCP port (host processes).
+ *
+ * One call does the rendezvous and opens the two ring links; another fills a
+ * struct tr_transport that core's collectives drive:
+ *
+ *   struct tr_posix_config pc;  struct tr_posix px;  struct tr_transport tp;
+ *   char err[256];
+ *   tr_posix_config_default(&pc);
+ *   pc.init_method = "tcp://127.0.0.1:29500"; pc.rank = r; pc.world = n;
+ *   pc.job_token = tr_posix_token("my-job");
+ *   if (tr_posix_connect(&px, &pc, err, sizeof err) < 0) { print err; exit }
+ *   tr_posix_transport(&px, &tp);     // then tr_comm_init(..., &tp, ...)
+ *   ...
+ *   tr_posix_close(&px);
+ *
+ * The caller owns struct tr_posix (no allocation in the port); the port uses
+ * libc and prints nothing: every failure is a negative tr_err plus a message
+ * in the caller's err buffer.
+ *
+ * IPv4 only. Linux/BSD sockets, poll(), CLOCK_MONOTONIC.
+ *
+ * Rendezvous (init_method "tcp://HOST:PORT" or "env://"):
+ *   1. rank 0 listens on HOST:PORT (the master port); TR_ERR_ADDRINUSE if taken.
+ *   2. every rank (rank 0 too) listens on its own port (listen_port, default
+ *      ephemeral) on the selected local address (iface / addr / the address
+ *      the master is reached from).
+ *   3. every rank but 0 connects to the master, retrying until
+ *      connect_timeout_ms, and sends a registration (below). Rank 0 registers
+ *      itself internally.
+ *   4. the master checks each registration within handshake_ms of the
+ *      connection; garbage, silence or a wrong job token close that
+ *      connection only (a wrong token gets a refusal first). A different
+ *      world size or a rank registered twice aborts the job (TR_ERR_MISMATCH
+ *      on every rank). When all `world` ranks have joined, the master sends
+ *      every rank the full table; if join_timeout_ms passes first, it sends
+ *      TR_ERR_TIMEOUT and the table of who joined, so every rank can name
+ *      the missing ranks.
+ *   5. each rank connects to its right neighbour's listening port and
+ *      accepts its left neighbour; both sides exchange a link hello (token,
+ *      rank, world) so the accepting side refuses anyone but its left
+ *      neighbour of this job, again without disturbing the job.
+ *   Core's tr_comm_hello then checks version, token, world and layout.
+ *
+ * Wire format (all integers little-endian, fixed size):
+ *   registration, rank -> master, 32 bytes:
+ *     "TRR1" | u32 version=1 | u64 job_token | u32 rank | u32 world |
+ *     4 bytes IPv4 address (network order) | u16 listen port | u16 0
+ *   answer, master -> rank, 24 bytes + n * 8:
+ *     "TRT1" | i32 status (0 or a tr_err) | u32 world (the master's) |
+ *     u32 reason (TR_POSIX_WHY_*) | u32 n | u32 0 |
+ *     n entries: 4 bytes IPv4 (network order) | u16 port (0 = not joined) | u16 0
+ *   link hello, both directions on a ring link, 24 bytes:
+ *     "TRL1" | u32 version=1 | u64 job_token | u32 rank (sender) | u32 world
+ *   The connecting side (rank r -> rank r+1) sends first; the accepting side
+ *   checks it and answers with its own; a refused connection is just closed.
+ */
+#ifndef TR_POSIX_H
+#define TR_POSIX_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "tr_transport.h"
+
+#define TR_POSIX_MAX_WORLD   256     /* rendezvous table size bound */
+#define TR_POSIX_VERSION     1u
+#define TR_POSIX_REG_BYTES   32u
+#define TR_POSIX_ANS_BYTES   24u
+#define TR_POSIX_LINK_BYTES  24u
+
+/* Why the master refused or aborted (answer field "reason"). */
+enum tr_posix_why {
+    TR_POSIX_WHY_NONE      = 0,
+    TR_POSIX_WHY_TOKEN     = 1,   /* job token differs: not this job */
+    TR_POSIX_WHY_WORLD     = 2,   /* world size differs */
+    TR_POSIX_WHY_DUPLICATE = 3,   /* two processes claim the same rank */
+    TR_POSIX_WHY_VERSION   = 4,   /* rendezvous protocol version differs */
+    TR_POSIX_WHY_MISSING   = 5,   /* join deadline passed; table lists who joined */
+    TR_POSIX_WHY_RANGE     = 6    /* rank out of range */
+};
+
+struct tr_posix_config {
+    const char *init_method;       /* "tcp://HOST:PORT" or "env://" (RANK,
+                                    * WORLD_SIZE, MASTER_ADDR, MASTER_PORT;
+                                    * rank/size also from OMPI_COMM_WORLD_RANK/
+                                    * _SIZE or SLURM_PROCID/SLURM_NTASKS).
+                                    * Not copied; read during connect only. */
+    int         rank;              /* tcp://: 0..world-1; env://: ignored (-1) */
+    int         world;             /* tcp://: 1..TR_POSIX_MAX_WORLD; env://: ignored */
+    const char *iface;             /* listen on this interface's IPv4 address
+                                    * (e.g. "eth0", "lo"); NULL = not chosen */
+    const char *addr;              /* or on this local IPv4 address; NULL = not
+                                    * chosen. Neither: the local address the
+                                    * master is reached from. */
+    uint16_t    listen_port;       /* this rank's ring listening port; 0 = ephemeral */
+    uint64_t    job_token;         /* same on every rank of a job (tr_posix_token) */
+    uint32_t    connect_timeout_ms;/* keep retrying the master until then; 0 = 30000 */
+    uint32_t    join_timeout_ms;   /* all ranks joined and links up by then; 0 = 60000 */
+    uint32_t    handshake_ms;      /* a connection must introduce itself within
+                                    * this (registration or link hello); 0 = 3000 */
+    int         sndbuf;            /* SO_SNDBUF bytes on ring links; 0 = default
+                                    * (TR_POSIX_DEFAULT_SOCKBUF), < 0 = kernel autotuning */
+    int         rcvbuf;            /* SO_RCVBUF bytes, same convention */
+};
+
+#define TR_POSIX_DEFAULT_SOCKBUF (4 * 1024 * 1024)
+
+/* Caller-owned state of one rank's port. Fields are read-only for callers. */
+struct tr_posix {
+    int      rank;                 /* this rank (from config or environment) */
+    int      world;                /* world size */
+    int      fd[2];                /* ring links: fd[TR_LEFT], fd[TR_RIGHT];
+                                    * -1 when world == 1 or closed */
+    uint32_t addr;                 /* local IPv4 (network order) it listened on */
+    uint16_t port;                 /* local ring listening port it used */
+    uint64_t job_token;            /* copied from config */
+    uint32_t peer_addr[2];         /* IPv4 of the left / right neighbour */
+    uint16_t peer_port[2];         /* their listening ports */
+};
+
+/* Sets every field to its default (init_method NULL, rank/world -1). */
+void tr_posix_config_default(struct tr_posix_config *cfg);
+
+/* A job token from any string (FNV-1a 64; never 0). NULL or "" gives the
+ * token of "" so jobs without a token still agree with each other. */
+uint64_t tr_posix_token(const char *s);
+
+/* Rendezvous and open the ring links. Returns 0, or a negative tr_err with a
+ * one-line message in err (always NUL-terminated when errlen > 0):
+ *   TR_ERR_INVAL      bad init_method, rank, world, environment, interface
+ *   TR_ERR_ADDRINUSE  the master port (rank 0) or listen_port is taken
+ *   TR_ERR_UNREACH    master not reachable before connect_timeout_ms
+ *   TR_ERR_MISMATCH   world size or job token differ, rank claimed twice
+ *   TR_ERR_TIMEOUT    ranks never joined (named in the message), or a
+ *                     neighbour never connected
+ *   TR_ERR_CLOSED     the master or a neighbour died during rendezvous
+ *   TR_ERR_IO         any other socket failure (errno text in the message)
+ * On failure every socket is closed; px->rank/world are still set. */
+int tr_posix_connect(struct tr_posix *px, const struct tr_posix_config *cfg,
+                     char *err, size_t errlen);
+
+/* Fill tp so core drives px's two links. tp->ctx = px. */
+void tr_posix_transport(struct tr_posix *px, struct tr_transport *tp);
+
+/* Close both links (idempotent). */
+void tr_posix_close(struct tr_posix *px);
+
+/* Rank and world for env:// without connecting (what connect would use).
+ * Returns 0 or TR_ERR_INVAL with a message. */
+int tr_posix_env_rank(int *rank, int *world, char *err, size_t errlen);
+
+#endif /* TR_POSIX_H */

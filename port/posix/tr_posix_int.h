@@ -1,0 +1,89 @@
+/* tinyring POSIX port: internals shared by its files (not installed). */
+#ifndef TR_POSIX_INT_H
+#define TR_POSIX_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "tr_posix.h"
+
+/* One rendezvous table entry: where a rank listens. port 0 = not joined. */
+struct tr_posix_peer {
+    uint32_t addr;        /* IPv4, network order */
+    uint16_t port;        /* host order */
+};
+
+/* A registration or link hello, decoded. */
+struct tr_posix_intro {
+    uint32_t version;
+    uint64_t token;
+    uint32_t rank;
+    uint32_t world;
+    uint32_t addr;        /* registration only: IPv4, network order */
+    uint16_t port;        /* registration only */
+};
+
+/* Resolved parameters of one connect call. */
+struct tr_posix_plan {
+    int      rank, world;
+    uint32_t master_addr;          /* network order */
+    uint16_t master_port;
+    uint32_t local_addr;           /* chosen listening address, 0 = not yet */
+    uint16_t listen_port;
+    uint64_t token;
+    uint32_t connect_ms, join_ms, handshake_ms;
+    int      sndbuf, rcvbuf;
+};
+
+/* tr_posix_util.c */
+int      tr_posix_fail(char *err, size_t errlen, int code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+uint32_t tr_posix_clock_ms(void);
+int      tr_posix_left_ms(uint32_t deadline);       /* ms until deadline, >= 0 */
+int      tr_posix_errno_code(int e);                /* errno -> tr_err */
+int      tr_posix_nonblock(int fd);
+void     tr_posix_link_opts(int fd, int sndbuf, int rcvbuf);
+const char *tr_posix_ntoa(uint32_t addr, char *buf, size_t len);
+void     tr_posix_close_fd(int *fd);
+/* Whole-buffer transfers on a non-blocking socket, bounded by a deadline
+ * (tr_posix_clock_ms based): 0, TR_ERR_TIMEOUT, TR_ERR_CLOSED or TR_ERR_IO. */
+int      tr_posix_send_all(int fd, const void *buf, size_t len, uint32_t deadline);
+int      tr_posix_recv_all(int fd, void *buf, size_t len, uint32_t deadline);
+
+/* tr_posix_wire.c */
+void tr_posix_put_reg(uint8_t out[TR_POSIX_REG_BYTES], const struct tr_posix_intro *r);
+int  tr_posix_get_reg(struct tr_posix_intro *r, const uint8_t in[TR_POSIX_REG_BYTES]);
+void tr_posix_put_link(uint8_t out[TR_POSIX_LINK_BYTES], const struct tr_posix_intro *r);
+int  tr_posix_get_link(struct tr_posix_intro *r, const uint8_t in[TR_POSIX_LINK_BYTES]);
+void tr_posix_put_ans(uint8_t *out, int status, uint32_t world, uint32_t why,
+                      const struct tr_posix_peer *table, uint32_t n);
+int  tr_posix_get_ans_head(const uint8_t in[TR_POSIX_ANS_BYTES], int *status,
+                           uint32_t *world, uint32_t *why, uint32_t *n);
+void tr_posix_get_ans_entry(const uint8_t in[8], struct tr_posix_peer *p);
+void tr_posix_put_u32(uint8_t *p, uint32_t v);
+uint32_t tr_posix_get_u32(const uint8_t *p);
+
+/* tr_posix_addr.c */
+int tr_posix_plan_make(struct tr_posix_plan *pl, const struct tr_posix_config *cfg,
+                       char *err, size_t errlen);
+int tr_posix_pick_local(struct tr_posix_plan *pl, const struct tr_posix_config *cfg,
+                        int master_fd, char *err, size_t errlen);
+
+/* tr_posix_rdv.c: the master (rank 0) and the client side. Both fill table. */
+int tr_posix_master_open(const struct tr_posix_plan *pl, int *fd, char *err, size_t errlen);
+int tr_posix_master_serve(const struct tr_posix_plan *pl, int master_fd,
+                          struct tr_posix_peer *table, char *err, size_t errlen);
+int tr_posix_master_dial(const struct tr_posix_plan *pl, int *fd, char *err, size_t errlen);
+int tr_posix_client_join(const struct tr_posix_plan *pl, int fd,
+                         struct tr_posix_peer *table, char *err, size_t errlen);
+
+/* tr_posix_link.c: listening socket and the two ring links. */
+int tr_posix_listen_open(const struct tr_posix_plan *pl, int *fd, uint16_t *port,
+                         char *err, size_t errlen);
+int tr_posix_links_open(struct tr_posix *px, const struct tr_posix_plan *pl,
+                        int listen_fd, const struct tr_posix_peer *table,
+                        char *err, size_t errlen);
+
+#endif /* TR_POSIX_INT_H */

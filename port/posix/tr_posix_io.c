@@ -1,0 +1,99 @@
+/* tinyring POSIX port: the struct tr_transport functions over the two
+ * non-blocking ring sockets (send/recv never block; poll() sleeps). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <poll.h>
+#include <sys/socket.h>
+
+#include "tr_error.h"
+#include "tr_posix_int.h"
+
+static int link_fd(void *ctx, int peer)
+{
+    struct tr_posix *px = ctx;
+    return (peer == TR_LEFT || peer == TR_RIGHT) ? px->fd[peer] : -1;
+}
+
+static long px_send(void *ctx, int peer, const void *buf, size_t len)
+{
+    int fd = link_fd(ctx, peer);
+    if (fd < 0)
+        return TR_ERR_INVAL;
+    for (;;) {
+        /* MSG_NOSIGNAL: a dead peer is TR_ERR_CLOSED, not SIGPIPE. */
+        ssize_t n = send(fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n > 0)
+            return (long)n;
+        if (n < 0 && errno == EINTR)
+            continue;
+        return n < 0 ? tr_posix_errno_code(errno) : TR_ERR_AGAIN;
+    }
+}
+
+static long px_recv(void *ctx, int peer, void *buf, size_t len)
+{
+    int fd = link_fd(ctx, peer);
+    if (fd < 0)
+        return TR_ERR_INVAL;
+    for (;;) {
+        ssize_t n = recv(fd, buf, len, MSG_DONTWAIT);
+        if (n > 0)
+            return (long)n;
+        if (n == 0)
+            return TR_ERR_CLOSED;
+        if (errno == EINTR)
+            continue;
+        return tr_posix_errno_code(errno);
+    }
+}
+
+static int px_poll(void *ctx, unsigned want, uint32_t timeout_ms)
+{
+    struct pollfd pf[2];
+    int np = 0, peer, rc, idx[2];
+    unsigned ready = 0;
+    for (peer = TR_LEFT; peer <= TR_RIGHT; peer++) {
+        short ev = 0;
+        int fd = link_fd(ctx, peer);
+        if (want & TR_POLL_RECV(peer))
+            ev |= POLLIN;
+        if (want & TR_POLL_SEND(peer))
+            ev |= POLLOUT;
+        if (!ev || fd < 0)
+            continue;
+        pf[np].fd = fd;
+        pf[np].events = ev;
+        pf[np].revents = 0;
+        idx[np++] = peer;
+    }
+    rc = poll(pf, (nfds_t)np, timeout_ms > 0x7fffffffu ? -1 : (int)timeout_ms);
+    if (rc < 0)
+        return errno == EINTR ? 0 : TR_ERR_IO;
+    for (rc = 0; rc < np; rc++) {
+        short r = pf[rc].revents;
+        peer = idx[rc];
+        /* A broken link is readable and writable: the next call reports it. */
+        if (r & (POLLERR | POLLHUP | POLLNVAL))
+            r |= POLLIN | POLLOUT;
+        if ((r & POLLIN) && (want & TR_POLL_RECV(peer)))
+            ready |= TR_POLL_RECV(peer);
+        if ((r & POLLOUT) && (want & TR_POLL_SEND(peer)))
+            ready |= TR_POLL_SEND(peer);
+    }
+    return (int)ready;
+}
+
+static uint32_t px_now(void *ctx)
+{
+    (void)ctx;
+    return tr_posix_clock_ms();
+}
+
+void tr_posix_transport(struct tr_posix *px, struct tr_transport *tp)
+{
+    tp->ctx = px;
+    tp->send = px_send;
+    tp->recv = px_recv;
+    tp->poll = px_poll;
+    tp->now_ms = px_now;
+}

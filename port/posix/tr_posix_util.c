@@ -1,0 +1,161 @@
+/* tinyring POSIX port: messages, clock, errno mapping, socket options. */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tr_error.h"
+#include "tr_posix_int.h"
+
+/* Writes the message (if there is room) and returns code, so callers can
+ * `return tr_posix_fail(err, errlen, TR_ERR_X, "...", ...)`. */
+int tr_posix_fail(char *err, size_t errlen, int code, const char *fmt, ...)
+{
+    va_list ap;
+    if (err && errlen) {
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return code;
+}
+
+uint32_t tr_posix_clock_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint32_t)((uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u);
+}
+
+int tr_posix_left_ms(uint32_t deadline)
+{
+    int32_t d = (int32_t)(deadline - tr_posix_clock_ms());
+    return d > 0 ? (int)d : 0;
+}
+
+int tr_posix_errno_code(int e)
+{
+    switch (e) {
+    case EAGAIN:
+#if EWOULDBLOCK != EAGAIN
+    case EWOULDBLOCK:
+#endif
+    case EINPROGRESS:   return TR_ERR_AGAIN;
+    case EPIPE:
+    case ECONNRESET:
+    case ECONNABORTED:
+    case ENOTCONN:      return TR_ERR_CLOSED;
+    case ECONNREFUSED:  return TR_ERR_REFUSED;
+    case ETIMEDOUT:     return TR_ERR_TIMEOUT;
+    case EADDRINUSE:    return TR_ERR_ADDRINUSE;
+    case ENETUNREACH:
+    case EHOSTUNREACH:
+    case ENETDOWN:
+    case EHOSTDOWN:
+    case EADDRNOTAVAIL: return TR_ERR_UNREACH;
+    case ENOMEM:
+    case ENOBUFS:       return TR_ERR_NOMEM;
+    default:            return TR_ERR_IO;
+    }
+}
+
+int tr_posix_nonblock(int fd)
+{
+    int fl = fcntl(fd, F_GETFL, 0);
+    if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
+        return -1;
+    return 0;
+}
+
+/* Ring link options: no Nagle (headers and small segments go at once), and
+ * buffers large enough to keep a pipelined segment or two in flight. */
+void tr_posix_link_opts(int fd, int sndbuf, int rcvbuf)
+{
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    if (sndbuf == 0)
+        sndbuf = TR_POSIX_DEFAULT_SOCKBUF;
+    if (rcvbuf == 0)
+        rcvbuf = TR_POSIX_DEFAULT_SOCKBUF;
+    if (sndbuf > 0)
+        setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf);
+    if (rcvbuf > 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
+}
+
+const char *tr_posix_ntoa(uint32_t addr, char *buf, size_t len)
+{
+    struct in_addr a;
+    a.s_addr = addr;
+    if (!inet_ntop(AF_INET, &a, buf, (socklen_t)len))
+        snprintf(buf, len, "?");
+    return buf;
+}
+
+void tr_posix_close_fd(int *fd)
+{
+    if (*fd >= 0) {
+        close(*fd);
+        *fd = -1;
+    }
+}
+
+int tr_posix_send_all(int fd, const void *buf, size_t len, uint32_t deadline)
+{
+    const uint8_t *p = buf;
+    while (len) {
+        ssize_t n = send(fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n > 0) {
+            p += n;
+            len -= (size_t)n;
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            struct pollfd pf = { fd, POLLOUT, 0 };
+            int left = tr_posix_left_ms(deadline);
+            if (left == 0)
+                return TR_ERR_TIMEOUT;
+            poll(&pf, 1, left);
+            continue;
+        }
+        return n < 0 ? tr_posix_errno_code(errno) : TR_ERR_IO;
+    }
+    return 0;
+}
+
+int tr_posix_recv_all(int fd, void *buf, size_t len, uint32_t deadline)
+{
+    uint8_t *p = buf;
+    while (len) {
+        ssize_t n = recv(fd, p, len, MSG_DONTWAIT);
+        if (n > 0) {
+            p += n;
+            len -= (size_t)n;
+            continue;
+        }
+        if (n == 0)
+            return TR_ERR_CLOSED;
+        if (errno == EINTR)
+            continue;
+        if (errno == EAGAIN || errno == EWOULDBLOCK) {
+            struct pollfd pf = { fd, POLLIN, 0 };
+            int left = tr_posix_left_ms(deadline);
+            if (left == 0)
+                return TR_ERR_TIMEOUT;
+            poll(&pf, 1, left);
+            continue;
+        }
+        return tr_posix_errno_code(errno);
+    }
+    return 0;
+}
