@@ -1,0 +1,156 @@
+/* mnist_ring: data-parallel MNIST training over a ring allreduce.
+ *
+ * main: parse the command line, load and validate the data (before any
+ * process is started or any file written), then run one rank here, or fork
+ * --nproc local ranks and watch them.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
+
+#include "args.h"
+#include "idx.h"
+#include "report.h"
+#include "train.h"
+
+/* A port the kernel just gave out on 127.0.0.1 (free a moment ago). */
+static int free_port(void)
+{
+    struct sockaddr_in sa;
+    socklen_t len = sizeof sa;
+    int port = -1, fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0)
+        return -1;
+    memset(&sa, 0, sizeof sa);
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0 &&
+        getsockname(fd, (struct sockaddr *)&sa, &len) == 0)
+        port = ntohs(sa.sin_port);
+    close(fd);
+    return port;
+}
+
+static void describe(char *b, size_t n, int status)
+{
+    if (WIFSIGNALED(status))
+        snprintf(b, n, "was killed by signal %d (%s)", WTERMSIG(status), strsignal(WTERMSIG(status)));
+    else
+        snprintf(b, n, "exited with status %d", WEXITSTATUS(status));
+}
+
+/* --nproc: fork N ranks that meet on 127.0.0.1; the first failure stops all. */
+static int launch_local(const struct mr_args *a, const struct mr_dataset *train,
+                        const struct mr_dataset *test)
+{
+    pid_t pids[256], parent = getpid();
+    int n = a->nproc, alive = n, failed = 0, port = free_port();
+    char url[64], token[128];
+
+    if (port < 0) {
+        fprintf(stderr, "mnist_ring: --nproc: no free port on 127.0.0.1: %s\n", strerror(errno));
+        return 1;
+    }
+    snprintf(url, sizeof url, "tcp://127.0.0.1:%d", port);
+    if (a->job_token)
+        snprintf(token, sizeof token, "%s", a->job_token);
+    else  /* strangers on this host cannot join by accident */
+        snprintf(token, sizeof token, "nproc-%ld-%ld-%d", (long)parent, (long)time(NULL), port);
+    fflush(stdout);
+    fflush(stderr);
+    for (int i = 0; i < n; i++) {
+        pid_t p = fork();
+        if (p < 0) {
+            fprintf(stderr, "mnist_ring: --nproc: fork failed: %s\n", strerror(errno));
+            for (int j = 0; j < i; j++)
+                kill(pids[j], SIGTERM);
+            while (wait(NULL) > 0)
+                ;
+            return 1;
+        }
+        if (p == 0) {
+#ifdef __linux__
+            prctl(PR_SET_PDEATHSIG, SIGTERM);  /* never outlive the launcher */
+#endif
+            if (getppid() != parent)
+                _exit(1);
+            _exit(mr_train_rank(a, train, test, url, i, n, token));
+        }
+        pids[i] = p;
+    }
+    while (alive > 0) {
+        int status, r = -1;
+        pid_t p = waitpid(-1, &status, 0);
+        if (p < 0) {
+            if (errno == EINTR)
+                continue;
+            break;
+        }
+        for (int i = 0; i < n; i++)
+            if (pids[i] == p)
+                r = i;
+        if (r < 0)
+            continue;
+        pids[r] = 0;
+        alive--;
+        if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+            continue;
+        if (!failed) {
+            char how[128];
+            describe(how, sizeof how, status);
+            fprintf(stderr, "mnist_ring: rank %d (pid %ld) %s; stopping the other ranks\n", r,
+                    (long)p, how);
+            failed = 1;
+            for (int i = 0; i < n; i++)
+                if (pids[i] > 0)
+                    kill(pids[i], SIGTERM);
+        }
+    }
+    return failed ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+    struct mr_args a;
+    struct mr_dataset train, test;
+    char err[2048], metrics_buf[4096];
+    int rc;
+
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    signal(SIGPIPE, SIG_IGN);
+    rc = mr_args_parse(&a, argc, argv);
+    if (rc != 0)
+        return rc > 0 ? 0 : 2;
+    if (a.plot_from)
+        return mr_plot(a.plot_from, a.plot) == 0 ? 0 : 1;
+    if (a.plot && !a.metrics) {  /* the plot is drawn from the metrics */
+        snprintf(metrics_buf, sizeof metrics_buf, "%s.csv", a.plot);
+        a.metrics = metrics_buf;
+    }
+    /* bad data stops everything here: no process started, no file written */
+    if (mr_idx_load_dir(a.data, &train, &test, err, sizeof err) < 0) {
+        fprintf(stderr, "mnist_ring: data: %s\n", err);
+        return 2;
+    }
+    if (a.nproc > 1)
+        rc = launch_local(&a, &train, &test);
+    else if (a.init_method)
+        rc = mr_train_rank(&a, &train, &test, a.init_method, a.rank, a.world, a.job_token);
+    else
+        rc = mr_train_rank(&a, &train, &test, NULL, 0, 1, a.job_token);
+    mr_dataset_free(&train);
+    mr_dataset_free(&test);
+    return rc;
+}

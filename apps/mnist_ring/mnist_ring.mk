@@ -1,0 +1,50 @@
+# apps/mnist_ring: the host trainer (make run), its tests (test-app) and the
+# training benchmark against PyTorch (bench-train).
+MR_SRCS := $(wildcard apps/mnist_ring/*.c)
+MR_HDRS := $(wildcard apps/mnist_ring/*.h)
+MR_OBJS := $(MR_SRCS:apps/mnist_ring/%.c=$(BUILD)/apps/mnist_ring/%.o)
+MR_LIB_OBJS := $(filter-out $(BUILD)/apps/mnist_ring/main.o,$(MR_OBJS))
+POSIX_LIB ?= $(BUILD)/libtinyring_posix.a
+
+$(BUILD)/apps/mnist_ring/%.o: apps/mnist_ring/%.c $(MR_HDRS) $(CORE_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(HOST_CFLAGS) -Iport/posix -c $< -o $@
+
+$(BUILD)/mnist_ring: $(MR_OBJS) $(POSIX_LIB) $(BUILD)/libtinyring.a
+	$(CC) $(HOST_CFLAGS) -o $@ $(MR_OBJS) $(POSIX_LIB) $(BUILD)/libtinyring.a -lz
+
+# unit tests of the app's own modules (IDX, sampler, checkpoint)
+$(BUILD)/test/app/test_app_units: test/app/test_app_units.c $(MR_LIB_OBJS) $(POSIX_LIB) $(BUILD)/libtinyring.a test/harness.h
+	@mkdir -p $(dir $@)
+	$(CC) $(HOST_CFLAGS) -Iapps/mnist_ring -Iport/posix -Itest -o $@ $< $(MR_LIB_OBJS) $(POSIX_LIB) $(BUILD)/libtinyring.a -lz
+
+$(BUILD)/test/app/gen_idx: test/app/gen_idx.c
+	@mkdir -p $(dir $@)
+	$(CC) $(HOST_CFLAGS) -o $@ $< -lz -lm
+
+.PHONY: run test-app bench-train plot mnist_ring
+mnist_ring: $(BUILD)/mnist_ring
+TEST_TARGETS  += test-app
+BENCH_TARGETS += bench-train
+
+RUN_DIR   ?= $(BUILD)/run
+RUN_FLAGS ?= --nproc 4 --epochs 1 --max-steps 130
+
+# make run: build, get the data, 4 local ranks for about two minutes.
+run: $(BUILD)/mnist_ring
+	@data=$$(bash tools/get-data.sh) || exit 1; mkdir -p $(RUN_DIR); \
+	  echo "make run: $(BUILD)/mnist_ring --data $$data $(RUN_FLAGS) --metrics $(RUN_DIR)/metrics.csv --save-model $(RUN_DIR)/model.trm"; \
+	  $(BUILD)/mnist_ring --data $$data $(RUN_FLAGS) --metrics $(RUN_DIR)/metrics.csv \
+	    --save-model $(RUN_DIR)/model.trm
+
+plot: $(BUILD)/mnist_ring
+	$(BUILD)/mnist_ring --plot-from $(RUN_DIR)/metrics.csv --plot $(RUN_DIR)/curves.png
+	@echo "plot: $(RUN_DIR)/curves.png"
+
+test-app: $(BUILD)/mnist_ring $(BUILD)/test/app/test_app_units $(BUILD)/test/app/gen_idx
+	@mkdir -p $(TR_RESULTS)
+	$(BUILD)/test/app/test_app_units
+	bash test/app/test_app.sh $(BUILD)
+
+bench-train: $(BUILD)/mnist_ring
+	bash bench/train/bench_train.sh $(BUILD)
