@@ -27,7 +27,19 @@ BOARD_LDFLAGS := $(BOARD_ARCH) -nostartfiles --specs=nano.specs -T $(BOARD_DIR)/
                  -Wl,--gc-sections -Wl,--no-warn-rwx-segments
 BOARD_LIBS  := -lc -lgcc
 
-BOARD_BSP_SRCS := startup.c semihost.c clock.c console.c fmt.c
+# the variants: the training image runs the seed ConvNet (16/32), the ring
+# image the narrow one (TCG emulates every instruction: keep the ring fast)
+BOARD_TRAIN_C1 ?= 16
+BOARD_TRAIN_C2 ?= 32
+BOARD_TRAIN_BATCH ?= 4
+BOARD_TRAIN_STEPS ?= 4
+BOARD_RING_C1 ?= 4
+BOARD_RING_C2 ?= 8
+BOARD_RING_BATCH ?= 2
+BOARD_RING_WORLD ?= 4
+BOARD_RING_SEGMENT ?= 4096
+
+BOARD_BSP_SRCS := startup.c semihost.c clock.c console.c fmt.c args.c
 BOARD_BSP_OBJS := $(BOARD_BSP_SRCS:%.c=$(BOARD_OUT)/bsp/%.o)
 BOARD_CORE_OBJS := $(CORE_SRCS:core/%.c=$(BOARD_OUT)/core/%.o)
 BOARD_CORE_LIB := $(BOARD_OUT)/libtinyring_m4.a
@@ -56,13 +68,41 @@ $(BOARD_OUT)/nettest.elf: $(BOARD_OUT)/bsp/nettest_main.o $(BOARD_OUT)/bsp/lan91
                           $(BOARD_BSP_OBJS) $(BOARD_DIR)/mps2.ld
 	$(BOARD_CC) $(BOARD_LDFLAGS) -Wl,-Map,$(basename $@).map -o $@ $(filter %.o,$^) $(BOARD_LIBS)
 
-BOARD_IMAGES := $(BOARD_OUT)/hello.elf $(BOARD_OUT)/nettest.elf
+# build-time size query: a host tool linked with the host core library
+$(BOARD_OUT)/gen_cfg: $(BOARD_DIR)/gen_cfg.c $(BUILD)/libtinyring.a
+	@mkdir -p $(dir $@)
+	$(CC) $(HOST_CFLAGS) -o $@ $< $(BUILD)/libtinyring.a
+
+$(BOARD_OUT)/board_cfg.h: $(BOARD_OUT)/gen_cfg $(BOARD_DIR)/board.mk
+	$(BOARD_OUT)/gen_cfg header TRAIN $(BOARD_TRAIN_C1) $(BOARD_TRAIN_C2) $(BOARD_TRAIN_BATCH) \
+	  RING $(BOARD_RING_C1) $(BOARD_RING_C2) $(BOARD_RING_BATCH) $(BOARD_RING_WORLD) \
+	  $(BOARD_RING_SEGMENT) > $@.tmp && mv $@.tmp $@
+
+$(BOARD_OUT)/bsp/train_main.o $(BOARD_OUT)/bsp/ring_main.o: $(BOARD_OUT)/board_cfg.h
+
+$(BOARD_OUT)/train.elf: $(BOARD_OUT)/bsp/train_main.o $(BOARD_OUT)/bsp/train_step.o \
+                        $(BOARD_OUT)/bsp/idx_sh.o $(BOARD_BSP_OBJS) $(BOARD_CORE_LIB) \
+                        $(BOARD_DIR)/mps2.ld
+	$(BOARD_CC) $(BOARD_LDFLAGS) -Wl,-Map,$(basename $@).map -o $@ $(filter %.o,$^) \
+	  $(BOARD_CORE_LIB) $(BOARD_LIBS)
+
+# the host twin of the training image (same train_step.c)
+$(BOARD_OUT)/host_train: test/board/host_train.c $(BOARD_DIR)/train_step.c \
+                         $(BOARD_DIR)/train_step.h $(BUILD)/libtinyring.a
+	@mkdir -p $(dir $@)
+	$(CC) $(HOST_CFLAGS) -Itest -I$(BOARD_DIR) -o $@ test/board/host_train.c \
+	  $(BOARD_DIR)/train_step.c $(BUILD)/libtinyring.a -lz -lm
+
+BOARD_IMAGES := $(BOARD_OUT)/hello.elf $(BOARD_OUT)/nettest.elf $(BOARD_OUT)/train.elf
+BOARD_HOST_TOOLS := $(BOARD_OUT)/host_train $(BOARD_OUT)/gen_cfg
 
 .PHONY: test-board cross-board board-images
 board-images: $(BOARD_IMAGES)
 
-test-board: $(BOARD_IMAGES)
-	@BUILD=$(BUILD) BOARD_QEMU=$(BOARD_QEMU) bash test/board/test_board.sh
+test-board: $(BOARD_IMAGES) $(BOARD_HOST_TOOLS)
+	@BUILD=$(BUILD) BOARD_QEMU=$(BOARD_QEMU) BOARD_TRAIN_STEPS=$(BOARD_TRAIN_STEPS) \
+	  BOARD_TRAIN_C1=$(BOARD_TRAIN_C1) BOARD_TRAIN_C2=$(BOARD_TRAIN_C2) \
+	  BOARD_TRAIN_BATCH=$(BOARD_TRAIN_BATCH) bash test/board/test_board.sh
 
 cross-board: $(BOARD_IMAGES)
 	@BUILD=$(BUILD) BOARD_SIZE=$(BOARD_SIZE) bash $(BOARD_DIR)/sizes.sh

@@ -1,0 +1,17 @@
+/* tinyring board_mps2: the semihosting command line split into words
+ * (in place, at most BOARD_MAX_ARGS), and number parsing. */
+#ifndef BOARD_ARGS_H
+#define BOARD_ARGS_H
+
+#include <stdint.h>
+
+#define BOARD_MAX_ARGS 16
+
+/* Fetch and split the command line; argv[0] is the image name QEMU passes
+ * first. Returns argc (0 if there is no command line). */
+int board_args(char **argv);
+
+/* Decimal (or 0x hex) number; *ok cleared when s is not one. */
+uint64_t board_arg_u64(const char *s, int *ok);
+
+#endif /* BOARD_ARGS_H */

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# tinyring test/board: the mps2-an386 firmware images under qemu-system-arm.
+#   1. smoke: FPU, .data/.bss, SysTick, semihosting command line and exit status
+#   2. LAN9118 driver: PHY loopback; ping/pong between two QEMUs joined by a
+#      socket netdev on 127.0.0.1
+#   3. training: the board's per-step losses against the host build's (1e-4)
+#      and the final parameters' hash (bitwise)
+#   4. the ring (test/board/ring.sh): two boards + two POSIX ranks over lwIP
+# Every QEMU runs under timeout. Suite "board" (+ "board_train" from host_train).
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+cd "$root"
+source test/lib.sh
+B=${BUILD:-build}/board
+QEMU=${BOARD_QEMU:-qemu-system-arm}
+STEPS=${BOARD_TRAIN_STEPS:-4}
+C1=${BOARD_TRAIN_C1:-16}; C2=${BOARD_TRAIN_C2:-32}; BATCH=${BOARD_TRAIN_BATCH:-4}
+SEED=42
+work=$(mktemp -d /tmp/tr-board.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+
+# qemu_run TIMEOUT LOG ARGS... -- extra qemu options: semihosting args are the words before --
+qemu_run() {
+  local t=$1 log=$2; shift 2
+  local sh="enable=on,target=native" a
+  while [ $# -gt 0 ] && [ "$1" != "--" ]; do sh="$sh,arg=$1"; shift; done
+  [ $# -gt 0 ] && shift
+  timeout "$t" "$QEMU" -M mps2-an386 -display none -monitor none -serial none \
+    -semihosting-config "$sh" "$@" >"$log" 2>&1
+}
+
+# 1. smoke: status 7 must come back through SYS_EXIT_EXTENDED
+qemu_run 20 "$work/hello.log" hello 7 -- -kernel "$B/hello.elf"; st=$?
+check "hello image exits with the status it was given (got $st)" [ "$st" -eq 7 ]
+check "hello image reports fpu and clock ok" grep -q "fpu ok, clock ok" "$work/hello.log"
+check "hello image saw its command line" grep -q 'cmdline "hello 7"' "$work/hello.log"
+
+# 2. LAN9118: loopback in the PHY, then frames between two emulated boards
+qemu_run 30 "$work/loop.log" nettest loop 40 -- -nic none \
+  -kernel "$B/nettest.elf"; st=$?
+check "nettest loop exit 0 (got $st)" [ "$st" -eq 0 ]
+check "nettest loop: 40 frames out and back" grep -q "loop tx 40 rx 40 rx_errors 0 bad 0" "$work/loop.log"
+port=$((20000 + RANDOM % 20000))
+qemu_run 60 "$work/pong.log" nettest pong 30 -- \
+  -nic socket,model=lan9118,listen=127.0.0.1:$port,mac=52:54:00:00:00:b2 -kernel "$B/nettest.elf" &
+pong=$!
+sleep 0.5
+qemu_run 60 "$work/ping.log" nettest ping 30 -- \
+  -nic socket,model=lan9118,connect=127.0.0.1:$port,mac=52:54:00:00:00:b1 -kernel "$B/nettest.elf"; st=$?
+wait $pong; pst=$?
+check "nettest ping exit 0 (got $st)" [ "$st" -eq 0 ]
+check "nettest pong exit 0 (got $pst)" [ "$pst" -eq 0 ]
+check "ping: 30 echoes of 60..1514 bytes intact" grep -q "ping tx 30 rx 30 rx_errors 0 bad 0" "$work/ping.log"
+check "ping used the MAC from the EEPROM" grep -q "mac 00525400:000000b1" "$work/ping.log"
+
+# 3. training: the same samples, seed, variant and batch on the board and the host
+if [ -f /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz ]; then
+  src="/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz /usr/share/datasets/fashion-mnist/train-labels-idx1-ubyte.gz"
+else
+  src=""  # synthetic samples (host_train samples without files)
+fi
+"$B/host_train" samples "$work" $((STEPS * BATCH)) $src
+check "sample files written" [ -s "$work/images.idx" ]
+t0=$(date +%s.%N)
+qemu_run 120 "$work/train.log" train "$work/images.idx" "$work/labels.idx" "$STEPS" "$SEED" -- \
+  -kernel "$B/train.elf"; st=$?
+t1=$(date +%s.%N)
+check "train image exit 0 (got $st)" [ "$st" -eq 0 ]
+sed 's/^/  board: /' "$work/train.log"
+echo "  board: wall $(awk "BEGIN{printf \"%.1f\", $t1-$t0}") s under TCG"
+"$B/host_train" check "$work/train.log" "$work/images.idx" "$work/labels.idx" \
+  "$STEPS" "$SEED" "$C1" "$C2" "$BATCH"; st=$?
+check "board losses match the host build" [ "$st" -eq 0 ]
+check "no heap in the training image" bash -c "! arm-none-eabi-nm '$B/train.elf' | grep -qwE '_sbrk|malloc|_malloc_r|free'"
+
+# 4. the ring
+if [ -x "$here/ring.sh" ] || [ -f "$here/ring.sh" ]; then
+  bash "$here/ring.sh"; st=$?
+  check "ring: two boards + two POSIX ranks end bitwise equal (ring.sh status $st)" [ "$st" -eq 0 ]
+fi
+
+report board
