@@ -65,19 +65,63 @@ struct tr_comm_fault {
     uint32_t seq;             /* collective sequence number */
 };
 
-/* Opaque to callers in spirit; defined here so the caller owns the memory. */
+/* One direction of the running collective: sends go to the RIGHT link,
+ * receives come from the LEFT link (hello uses both; see tr_comm.c). */
+struct tr_comm_xfer {
+    uint32_t step;            /* current step (0 .. nsteps-1); nsteps = done */
+    uint32_t nsteps;          /* steps this rank sends (tx) / receives (rx) */
+    uint32_t seg;             /* segment within the current step */
+    uint32_t nseg;            /* segments of the current step (>= 1) */
+    uint32_t off;             /* current step's region: byte offset in buf */
+    uint32_t len;             /* current step's region: bytes (may be 0) */
+    uint32_t done;            /* bytes of the current message (header then
+                               * payload) moved so far */
+    int32_t  dep;             /* tx: rx step that must hold a segment before
+                               * the same segment is sent; -1 for none */
+    int32_t  mode;            /* rx: what to do with a payload (internal enum) */
+    int32_t  phase;           /* enum tr_phase of the current step */
+    uint8_t  hdr[32];         /* wire header being sent / received */
+};
+
+/* Private state of the running collective (see tr_comm_engine.c). */
+struct tr_comm_run {
+    int       kind;           /* enum tr_comm_kind (tr_comm_internal.h) */
+    int       op;             /* enum tr_op */
+    int       root;           /* root rank of chain kinds */
+    uint32_t  total;          /* bytes of the caller's buffer */
+    uint32_t  esize;          /* 4 (float) or 1 (bytes, broadcast) */
+    uint32_t  last_ms;        /* tp->now_ms() at the last byte moved */
+    /* chain kinds: up to two steps per direction, decided at start */
+    int8_t    tx_dep[2];      /* rx step each send step waits on, -1 none */
+    uint8_t   tx_phase[2];    /* phase of each send step */
+    uint8_t   rx_mode[2];     /* internal rx mode of each receive step */
+    uint8_t   rx_phase[2];    /* phase of each receive step */
+    struct tr_comm_xfer tx;   /* sends, RIGHT link */
+    struct tr_comm_xfer rx;   /* receives, LEFT link */
+    /* hello only: the second pair of directions (tx LEFT, rx RIGHT) */
+    struct tr_comm_xfer tx2;
+    struct tr_comm_xfer rx2;
+    int       pending_err;    /* hello: mismatch seen, finishing our sends */
+    int       pending_peer;   /* hello: link of pending_err */
+};
+
+/* Opaque to callers in spirit; defined here so the caller owns the memory.
+ * Zero it or not: tr_comm_init sets every field. */
 struct tr_comm {
     struct tr_comm_config cfg;
     const struct tr_transport *tp;
-    uint8_t  *scratch;         /* caller's scratch, tr_comm_scratch_size() bytes */
+    uint8_t  *scratch;         /* caller's scratch, tr_comm_scratch_size() bytes:
+                                * one receive staging segment */
     size_t    scratch_size;
-    uint32_t  seq;             /* next collective sequence number */
+    uint32_t  seq;             /* sequence number of the current (or last)
+                                * collective: hello is 0, then 1, 2, ... */
     int       hello_done;      /* 1 after a successful tr_comm_hello */
+    int       broken;          /* 0, or the error that left the links in an
+                                * unknown state: every later call returns it */
     struct tr_comm_fault fault;
-    /* state of the collective in progress (see tr_comm_*.c); zero when idle */
     int       active;          /* 0 idle, else the kind of collective running */
-    uint32_t  state[48];       /* private progress state of the running collective */
     void     *buf;             /* caller's data buffer of the running collective */
+    struct tr_comm_run run;    /* private progress state of the running collective */
 };
 
 /* Bytes of scratch tr_comm_init needs for this configuration. */
@@ -93,16 +137,29 @@ int tr_comm_init(struct tr_comm *c, const struct tr_comm_config *cfg,
  * hash, byte order) and check them: TR_ERR_MISMATCH on any difference,
  * TR_ERR_PROTO for a stranger. Blocking (progress + poll) with the timeout. */
 int tr_comm_hello(struct tr_comm *c);
+/* The same, non-blocking: arm, then tr_comm_progress until not TR_ERR_AGAIN.
+ * Every collective below needs a successful hello first when world > 1
+ * (TR_ERR_INVAL otherwise). */
+int tr_comm_hello_start(struct tr_comm *c);
 
 /* Non-blocking forms: arm, then call tr_comm_progress until it is not
  * TR_ERR_AGAIN. Only one collective at a time per communicator (TR_ERR_BUSY).
- * count may be 0 and need not divide by world. */
+ * count may be 0 and need not divide by world; buffers up to 4 GiB - 1 bytes.
+ * A start may finish at once (world 1): it returns 0 and progress returns 0.
+ * tr_comm_progress also enforces cfg.timeout_ms (no byte moved for that long
+ * -> TR_ERR_TIMEOUT). After a failure the links are in an unknown state: the
+ * communicator is broken and every later call returns the same error.
+ * tr_reduce (and TR_ALGO_CHAIN/REDUCE_BCAST) work in place: on non-root ranks
+ * buf ends up holding a partial sum. */
 int tr_allreduce_start(struct tr_comm *c, float *buf, size_t count,
                        enum tr_op op, enum tr_algo algo);
 int tr_reduce_start(struct tr_comm *c, float *buf, size_t count, enum tr_op op, int root);
 int tr_broadcast_start(struct tr_comm *c, void *buf, size_t bytes, int root);
 int tr_barrier_start(struct tr_comm *c);
 int tr_comm_progress(struct tr_comm *c);
+/* TR_POLL_* bits the running collective waits for (for the caller's own
+ * poll loop with the non-blocking forms); 0 when idle. */
+unsigned tr_comm_want(const struct tr_comm *c);
 
 /* Blocking forms: start + progress/poll until done, error or timeout. */
 int tr_allreduce(struct tr_comm *c, float *buf, size_t count, enum tr_op op, enum tr_algo algo);

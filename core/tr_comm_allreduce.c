@@ -1,0 +1,42 @@
+/* tinyring: allreduce entry points; the algorithms are tr_comm_ring.c and
+ * tr_comm_chain.c. */
+#include "tr_comm_internal.h"
+#include "tr_error.h"
+
+int tr_allreduce_start(struct tr_comm *c, float *buf, size_t count,
+                       enum tr_op op, enum tr_algo algo)
+{
+    int rc;
+    if (!c || (count > 0 && !buf) || count > 0x3FFFFFFFu ||
+        (op != TR_OP_SUM && op != TR_OP_AVG) ||
+        (algo != TR_ALGO_RING && algo != TR_ALGO_CHAIN && algo != TR_ALGO_REDUCE_BCAST))
+        return c ? tr_comm_fail(c, TR_ERR_INVAL, TR_PHASE_NONE, -1) : TR_ERR_INVAL;
+    rc = tr_comm_start_check(c);
+    if (rc < 0)
+        return rc;
+    if (c->cfg.world == 1) {
+        if (op == TR_OP_AVG)
+            tr_comm_div(buf, count, 1.0f);     /* x / 1: exact */
+        return 0;
+    }
+    if (algo == TR_ALGO_RING) {
+        c->run.tx.nsteps = 2u * ((uint32_t)c->cfg.world - 1u);
+        c->run.rx.nsteps = c->run.tx.nsteps;
+        return tr_comm_engine_start(c, TR_KIND_RING, buf, (uint32_t)count * 4u, 4,
+                                    (int)op, 0);
+    }
+    c->run.kind = algo == TR_ALGO_CHAIN ? TR_KIND_CHAIN : TR_KIND_REDUCE_BCAST;
+    c->run.op = (int)op;
+    c->run.root = algo == TR_ALGO_CHAIN ? c->cfg.world - 1 : 0;
+    tr_comm_chain_plan(c);
+    return tr_comm_engine_start(c, c->run.kind, buf, (uint32_t)count * 4u, 4,
+                                (int)op, c->run.root);
+}
+
+int tr_allreduce(struct tr_comm *c, float *buf, size_t count, enum tr_op op, enum tr_algo algo)
+{
+    int rc = tr_allreduce_start(c, buf, count, op, algo);
+    if (rc != TR_ERR_AGAIN)
+        return rc;
+    return tr_comm_wait(c);
+}

@@ -1,0 +1,239 @@
+/* tinyring: the hello on both ring links.
+ *
+ * Each rank sends one 64-byte message (header of kind HELLO + payload:
+ * version, byte-order mark, job token, rank, world, layout hash) on LEFT and
+ * on RIGHT, and reads one from each. Bad magic or an unexpected header is a
+ * stranger: TR_ERR_PROTO at once. Any disagreement in the payload (or a
+ * neighbour that is not the rank the ring says it should be) is
+ * TR_ERR_MISMATCH; the rank still finishes sending its own hellos first so
+ * that the peer sees the mismatch too instead of a timeout.
+ *
+ * Scratch use: [0,64) the outgoing message, [64,128) from LEFT,
+ * [128,192) from RIGHT. */
+#include "tr_comm_internal.h"
+#include "tr_error.h"
+
+#define MSG (TR_WIRE_HDR_BYTES + TR_WIRE_HELLO_BYTES)
+
+int tr_comm_hello_progress(struct tr_comm *c);
+unsigned tr_comm_hello_want(const struct tr_comm *c);
+
+static int hello_fail(struct tr_comm *c, int code, int peer)
+{
+    tr_comm_fail(c, code, TR_PHASE_HELLO, peer);
+    c->broken = code;
+    c->active = TR_KIND_IDLE;
+    return code;
+}
+
+int tr_comm_hello_start(struct tr_comm *c)
+{
+    struct tr_wire_hdr h;
+    struct tr_wire_hello m;
+    struct tr_comm_xfer *xs[4];
+    unsigned i;
+
+    if (!c)
+        return TR_ERR_INVAL;
+    if (c->active)
+        return TR_ERR_BUSY;
+    if (c->broken)
+        return tr_comm_fail(c, c->broken, TR_PHASE_HELLO, -1);
+    c->fault.code = 0;
+    c->fault.phase = TR_PHASE_NONE;
+    c->fault.peer = -1;
+    c->fault.peer_rank = -1;
+    c->fault.seq = 0;
+    if (c->cfg.world == 1) {
+        c->hello_done = 1;
+        return 0;
+    }
+    c->hello_done = 0;
+    c->seq = 0;
+
+    h.magic = TR_WIRE_MAGIC;
+    h.version = (uint8_t)TR_PROTO_VERSION;
+    h.kind = TR_KIND_HELLO;
+    h.op = 0;
+    h.flags = 0;
+    h.seq = 0;
+    h.step = 0;
+    h.root = 0;
+    h.offset = 0;
+    h.length = TR_WIRE_HELLO_BYTES;
+    h.total = TR_WIRE_HELLO_BYTES;
+    m.version = TR_PROTO_VERSION;
+    m.bom = TR_WIRE_BOM;
+    m.token = c->cfg.job_token;
+    m.rank = (uint32_t)c->cfg.rank;
+    m.world = (uint32_t)c->cfg.world;
+    m.layout = c->cfg.layout_hash;
+    tr_wire_put_hdr(c->scratch, &h);
+    tr_wire_put_hello(c->scratch + TR_WIRE_HDR_BYTES, &m);
+
+    xs[0] = &c->run.tx;
+    xs[1] = &c->run.tx2;
+    xs[2] = &c->run.rx;
+    xs[3] = &c->run.rx2;
+    for (i = 0; i < 4; i++) {
+        xs[i]->step = 0;
+        xs[i]->nsteps = 1;
+        xs[i]->seg = 0;
+        xs[i]->nseg = 1;
+        xs[i]->done = 0;
+        xs[i]->phase = TR_PHASE_HELLO;
+    }
+    c->run.kind = TR_KIND_HELLO;
+    c->run.pending_err = 0;
+    c->run.pending_peer = -1;
+    c->active = TR_KIND_HELLO;
+    c->run.last_ms = c->tp->now_ms(c->tp->ctx);
+    return tr_comm_hello_progress(c);
+}
+
+int tr_comm_hello(struct tr_comm *c)
+{
+    int rc = tr_comm_hello_start(c);
+    if (rc != TR_ERR_AGAIN)
+        return rc;
+    return tr_comm_wait(c);
+}
+
+/* Checks a complete header (32 bytes) from a neighbour. */
+static int check_hdr(const uint8_t *p)
+{
+    struct tr_wire_hdr h;
+    tr_wire_get_hdr(&h, p);
+    if (h.magic != TR_WIRE_MAGIC)
+        return TR_ERR_PROTO;
+    if (h.kind != TR_KIND_HELLO || h.seq != 0 || h.length != TR_WIRE_HELLO_BYTES ||
+        h.total != TR_WIRE_HELLO_BYTES || h.offset != 0 || h.step != 0)
+        return TR_ERR_PROTO;
+    if (h.version != TR_PROTO_VERSION)
+        return TR_ERR_MISMATCH;
+    return 0;
+}
+
+static int check_hello(const struct tr_comm *c, const uint8_t *p, int peer)
+{
+    struct tr_wire_hello m;
+    tr_wire_get_hello(&m, p);
+    if (m.version != TR_PROTO_VERSION || m.bom != TR_WIRE_BOM ||
+        m.token != c->cfg.job_token || m.world != (uint32_t)c->cfg.world ||
+        m.layout != c->cfg.layout_hash ||
+        m.rank != (uint32_t)tr_comm_neighbour(c, peer))
+        return TR_ERR_MISMATCH;
+    return 0;
+}
+
+/* Moves bytes of one hello message; returns 0, or an error to fail with
+ * (the mismatch case is parked in pending_err instead). */
+static int pump(struct tr_comm *c, struct tr_comm_xfer *x, int is_tx, int peer,
+                uint8_t *msg, int *moved)
+{
+    const struct tr_transport *tp = c->tp;
+    while (x->step < x->nsteps) {
+        size_t want = MSG - x->done;
+        long n = is_tx ? tp->send(tp->ctx, peer, msg + x->done, want)
+                       : tp->recv(tp->ctx, peer, msg + x->done, want);
+        uint32_t before = x->done;
+        int rc = 0;
+        if (n == TR_ERR_AGAIN)
+            return 0;
+        if (n < 0)
+            return (int)n;
+        if (n == 0 || (size_t)n > want)
+            return TR_ERR_IO;
+        x->done += (uint32_t)n;
+        *moved = 1;
+        if (is_tx) {
+            if (x->done == MSG)
+                x->step = 1;
+            continue;
+        }
+        /* a stranger is refused after its first four bytes */
+        if (before < 4 && x->done >= 4 && msg[0] != (uint8_t)TR_WIRE_MAGIC)
+            return TR_ERR_PROTO;
+        if (before < TR_WIRE_HDR_BYTES && x->done >= TR_WIRE_HDR_BYTES)
+            rc = check_hdr(msg);
+        if (rc == 0 && x->done == MSG)
+            rc = check_hello(c, msg + TR_WIRE_HDR_BYTES, peer);
+        if (rc == TR_ERR_MISMATCH) {
+            if (!c->run.pending_err) {
+                c->run.pending_err = rc;
+                c->run.pending_peer = peer;
+            }
+            x->step = 1;                /* read no more from this link */
+            return 0;
+        }
+        if (rc < 0)
+            return rc;
+        if (x->done == MSG)
+            x->step = 1;
+    }
+    return 0;
+}
+
+int tr_comm_hello_progress(struct tr_comm *c)
+{
+    struct tr_comm_run *u = &c->run;
+    uint8_t *s = c->scratch;
+    int any = 0, tx_done, rx_done;
+    uint32_t now;
+
+    for (;;) {
+        int moved = 0, rc;
+        if ((rc = pump(c, &u->tx, 1, TR_RIGHT, s, &moved)) < 0)
+            return hello_fail(c, rc, TR_RIGHT);
+        if ((rc = pump(c, &u->tx2, 1, TR_LEFT, s, &moved)) < 0)
+            return hello_fail(c, rc, TR_LEFT);
+        if (!u->pending_err) {
+            if ((rc = pump(c, &u->rx, 0, TR_LEFT, s + MSG, &moved)) < 0)
+                return hello_fail(c, rc, TR_LEFT);
+            if ((rc = pump(c, &u->rx2, 0, TR_RIGHT, s + 2 * MSG, &moved)) < 0)
+                return hello_fail(c, rc, TR_RIGHT);
+        }
+        if (!moved)
+            break;
+        any = 1;
+    }
+    tx_done = u->tx.step && u->tx2.step;
+    rx_done = u->rx.step && u->rx2.step;
+    if (tx_done && u->pending_err)
+        return hello_fail(c, u->pending_err, u->pending_peer);
+    if (tx_done && rx_done) {
+        c->active = TR_KIND_IDLE;
+        c->hello_done = 1;
+        return 0;
+    }
+    now = c->tp->now_ms(c->tp->ctx);
+    if (any) {
+        u->last_ms = now;
+    } else if (now - u->last_ms >= c->cfg.timeout_ms) {
+        if (u->pending_err)
+            return hello_fail(c, u->pending_err, u->pending_peer);
+        if (!u->rx.step)
+            return hello_fail(c, TR_ERR_TIMEOUT, TR_LEFT);
+        if (!u->rx2.step)
+            return hello_fail(c, TR_ERR_TIMEOUT, TR_RIGHT);
+        return hello_fail(c, TR_ERR_TIMEOUT, !u->tx.step ? TR_RIGHT : TR_LEFT);
+    }
+    return TR_ERR_AGAIN;
+}
+
+unsigned tr_comm_hello_want(const struct tr_comm *c)
+{
+    const struct tr_comm_run *u = &c->run;
+    unsigned w = 0;
+    if (!u->tx.step)
+        w |= TR_POLL_SEND(TR_RIGHT);
+    if (!u->tx2.step)
+        w |= TR_POLL_SEND(TR_LEFT);
+    if (!u->pending_err) {
+        if (!u->rx.step)
+            w |= TR_POLL_RECV(TR_LEFT);
+        if (!u->rx2.step)
+            w |= TR_POLL_RECV(TR_RIGHT);
+    }
+    return w;
+}

@@ -1,0 +1,60 @@
+/* tinyring: the bandwidth-optimal ring allreduce (seed 003).
+ *
+ * The buffer is cut into world chunks whose sizes differ by at most one
+ * element (the first count % world chunks get the extra one; some chunks are
+ * empty when count < world). With N = world and r = rank:
+ *
+ *   reduce-scatter, step k = 0 .. N-2:
+ *       send chunk (r - k) mod N, receive chunk (r - k - 1) mod N and add it
+ *       (through the staging segment) into buf. At k = N-2 the received chunk
+ *       (r + 1) mod N is complete on this rank alone: for TR_OP_AVG it is
+ *       divided here, once, before anybody copies it.
+ *   all-gather, step k = N-1 + j, j = 0 .. N-2:
+ *       send chunk (r + 1 - j) mod N, receive chunk (r - j) mod N straight
+ *       into buf (copy only, so every rank ends with the same bits).
+ *
+ * The chunk sent at step k+1 is the one received at step k, so each send step
+ * depends on the previous receive step segment by segment: that is the
+ * pipeline. An empty chunk still travels as one header-only message, which
+ * keeps the ranks in step and lets a peer with another count be detected. */
+#include "tr_comm_internal.h"
+#include "tr_error.h"
+
+static uint32_t mod(long a, long n)
+{
+    long m = a % n;
+    return (uint32_t)(m < 0 ? m + n : m);
+}
+
+/* Byte region of chunk i: count elements of 4 bytes over world chunks. */
+static void chunk(const struct tr_comm *c, uint32_t i, uint32_t *off, uint32_t *len)
+{
+    uint32_t count = c->run.total / 4u;
+    uint32_t n = (uint32_t)c->cfg.world;
+    uint32_t base = count / n, rem = count % n;
+    uint32_t start = i * base + (i < rem ? i : rem);
+    *off = start * 4u;
+    *len = (base + (i < rem ? 1u : 0u)) * 4u;
+}
+
+void tr_comm_ring_step(const struct tr_comm *c, int is_tx, uint32_t k,
+                       struct tr_comm_step *st)
+{
+    long n = c->cfg.world, r = c->cfg.rank, kk = (long)k;
+    int rs = kk < n - 1;
+    uint32_t idx;
+
+    if (is_tx)
+        idx = rs ? mod(r - kk, n) : mod(r + 1 - (kk - (n - 1)), n);
+    else
+        idx = rs ? mod(r - kk - 1, n) : mod(r - (kk - (n - 1)), n);
+    chunk(c, idx, &st->off, &st->len);
+    st->dep = is_tx && k > 0 ? (int)k - 1 : -1;
+    st->phase = rs ? TR_PHASE_REDUCE_SCATTER : TR_PHASE_ALL_GATHER;
+    if (!rs)
+        st->mode = TR_RX_COPY;
+    else if (c->run.op == TR_OP_AVG && kk == n - 2)
+        st->mode = TR_RX_SUM_DIV;
+    else
+        st->mode = TR_RX_SUM;
+}
