@@ -609,10 +609,20 @@ int tr_lwip_poll(void *ctx, unsigned want, uint32_t timeout_ms)
     }
 }
 
+static int queued(const struct tr_lwip_link *l)
+{
+    return l->pcb && l->state == LS_READY && (l->pcb->unsent || l->pcb->unacked);
+}
+
 void tr_lwip_close(struct tr_lwip *lw, uint32_t linger_ms)
 {
-    uint32_t t0;
+    uint32_t t0 = sys_now();
     int i;
+    /* first let what core sent reach the neighbours (they may still be
+     * waiting for the last segment of the last collective) */
+    while ((queued(&lw->link[0]) || queued(&lw->link[1])) &&
+           (uint32_t)(sys_now() - t0) < linger_ms)
+        lw->cfg.drive(lw->cfg.drive_arg, 5);
     for (i = 0; i < TR_LWIP_CANDIDATES; i++) {
         link_abort(&lw->cand[i]);
         lw->cand[i].state = LS_IDLE;
@@ -630,21 +640,23 @@ void tr_lwip_close(struct tr_lwip *lw, uint32_t linger_ms)
             l->held = NULL;
         }
         if (l->pcb && l->state == LS_READY) {
-            if (tcp_close(l->pcb) == ERR_OK) {   /* FIN after queued data */
-                tcp_arg(l->pcb, NULL);
-                tcp_recv(l->pcb, NULL);          /* lwIP's default drops rx */
-                tcp_sent(l->pcb, NULL);
-                tcp_err(l->pcb, NULL);
+            struct tcp_pcb *pcb = l->pcb;
+            tcp_arg(pcb, NULL);
+            tcp_recv(pcb, NULL);           /* lwIP's default drops late rx */
+            tcp_sent(pcb, NULL);
+            tcp_err(pcb, NULL);
+            if (tcp_close(pcb) == ERR_OK)  /* FIN; lwIP frees the pcb later */
                 l->pcb = NULL;
-            }
+            else
+                tcp_arg(pcb, l);
         }
-        link_abort(l);             /* whatever could not close gracefully */
+        link_abort(l);                     /* whatever could not close */
         l->state = LS_FAILED;
         if (!l->err)
             l->err = TR_ERR_CLOSED;
     }
-    /* let the FINs (and the last data) go out */
+    /* a few more turns so the FINs go out */
     t0 = sys_now();
-    while ((uint32_t)(sys_now() - t0) < linger_ms)
+    while ((uint32_t)(sys_now() - t0) < 20)
         lw->cfg.drive(lw->cfg.drive_arg, 5);
 }

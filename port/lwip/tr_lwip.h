@@ -118,8 +118,8 @@ int tr_lwip_connect(struct tr_lwip *lw);
 /* The transport for tr_comm_init (valid while lw lives). */
 const struct tr_transport *tr_lwip_transport(struct tr_lwip *lw);
 
-/* Close both links gracefully (FIN after queued data), then abort what is
- * left after linger_ms of driving. */
+/* Drive the stack until what was sent is acknowledged (at most linger_ms),
+ * then close both links with a FIN; the link state is dropped. */
 void tr_lwip_close(struct tr_lwip *lw, uint32_t linger_ms);
 
 /* An lwIP err_t as a tr_err (0 for ERR_OK). */

@@ -1,0 +1,414 @@
+/* tinyring test: one rank's work over a transport (see ring_job.h). */
+#define _GNU_SOURCE
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "tinyring.h"
+#include "../harness.h"
+#include "ring_job.h"
+
+#define GRAD_FLOATS 29034u               /* seed ConvNet: 116136 bytes */
+#define MAX_FLOATS  (1u << 18)           /* 1 MiB of floats */
+
+static float buf_a[MAX_FLOATS], buf_b[MAX_FLOATS];
+static uint8_t scratch[1u << 17] __attribute__((aligned(16)));
+
+static uint64_t fnv(const void *p, size_t n)
+{
+    const uint8_t *b = (const uint8_t *)p;
+    uint64_t h = 0xcbf29ce484222325ull;
+    size_t i;
+    for (i = 0; i < n; i++)
+        h = (h ^ b[i]) * 0x100000001b3ull;
+    return h;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void fault_msg(const struct ring_job *j, const struct tr_comm *c, const char *what, int rc)
+{
+    const struct tr_comm_fault *f = tr_comm_last_fault(c);
+    fprintf(stderr, "%s rank %d: %s failed: %s (phase %s, %s link, peer rank %d, seq %u)\n",
+            j->label, j->rank, what, tr_strerror(rc), tr_comm_phase_name(f->phase),
+            f->peer == TR_LEFT ? "left" : f->peer == TR_RIGHT ? "right" : "no",
+            f->peer_rank, (unsigned)f->seq);
+}
+
+/* ---- stream: the transport alone ---------------------------------------- */
+
+static uint8_t pat(int rank, long i) { return (uint8_t)(i * 131 + rank * 17 + (i >> 12)); }
+
+static int run_stream(const struct ring_job *j, const struct tr_transport *tp)
+{
+    static uint8_t out[8192], in[8192];
+    long sent = 0, got = 0, bad = 0;
+    int left = (j->rank - 1 + j->world) % j->world, rc = 0, eof = 0;
+    double t0 = now_s();
+    uint32_t last = tp->now_ms(tp->ctx);
+    while (sent < j->bytes || got < j->bytes) {
+        unsigned want = 0;
+        int moved = 0, r;
+        if (sent < j->bytes) {
+            long n = j->bytes - sent, k, w;
+            if (n > (long)sizeof out)
+                n = sizeof out;
+            for (k = 0; k < n; k++)
+                out[k] = pat(j->rank, sent + k);
+            w = tp->send(tp->ctx, TR_RIGHT, out, (size_t)n);
+            if (w > 0) {
+                sent += w;
+                moved = 1;
+            } else if (w == TR_ERR_AGAIN) {
+                want |= TR_POLL_SEND(TR_RIGHT);
+            } else {
+                rc = (int)w;
+                break;
+            }
+        }
+        if (got < j->bytes) {
+            long n = tp->recv(tp->ctx, TR_LEFT, in, sizeof in), k;
+            if (n > 0) {
+                for (k = 0; k < n; k++)
+                    bad += in[k] != pat(left, got + k);
+                got += n;
+                moved = 1;
+            } else if (n == TR_ERR_AGAIN) {
+                want |= TR_POLL_RECV(TR_LEFT);
+            } else {
+                rc = (int)n;
+                eof = n == TR_ERR_CLOSED;
+                break;
+            }
+        }
+        if (moved) {
+            last = tp->now_ms(tp->ctx);
+            continue;
+        }
+        r = tp->poll(tp->ctx, want, 100);
+        if (r < 0) {
+            rc = r;
+            break;
+        }
+        if ((uint32_t)(tp->now_ms(tp->ctx) - last) > j->timeout_ms) {
+            rc = TR_ERR_TIMEOUT;
+            break;
+        }
+    }
+    {
+        double dt = now_s() - t0;
+        printf("%s rank %d: stream sent %ld got %ld bytes in %.3f s (%.1f MB/s each way)\n",
+               j->label, j->rank, sent, got, dt, dt > 0 ? got / dt / 1e6 : 0.0);
+    }
+    TH_CHECK(rc == 0, "stream: %s%s", tr_strerror(rc), eof ? " (early EOF)" : "");
+    TH_CHECK(sent == j->bytes, "stream: sent %ld of %ld", sent, j->bytes);
+    TH_CHECK(got == j->bytes, "stream: got %ld of %ld", got, j->bytes);
+    TH_CHECK(bad == 0, "stream: %ld corrupted bytes", bad);
+    /* both directions done: wait until the right neighbour has everything
+     * (it stops reading only when done), i.e. drain our send queue */
+    {
+        uint32_t t = tp->now_ms(tp->ctx);
+        while ((uint32_t)(tp->now_ms(tp->ctx) - t) < 300)
+            tp->poll(tp->ctx, 0, 10);
+    }
+    return 0;
+}
+
+/* ---- coll: the collectives suite --------------------------------------- */
+
+/* An integer-valued float in [-512, 511] from (rank, i, salt): every sum of
+ * up to 8 of them is exact, so any reduction order gives the serial sum. */
+static float ival(int rank, size_t i, unsigned salt)
+{
+    uint32_t h = (uint32_t)(i * 2654435761u) ^ (uint32_t)(rank * 40503u + salt * 97u);
+    h ^= h >> 15;
+    h *= 0x2c1b3c6du;
+    h ^= h >> 12;
+    return (float)((int)(h & 1023u) - 512);
+}
+
+static void check_hash_agrees(struct tr_comm *c, const struct ring_job *j, const void *p,
+                              size_t n, const char *what)
+{
+    uint64_t mine = fnv(p, n), root = mine;
+    int rc = tr_broadcast(c, &root, sizeof root, 0);
+    if (rc < 0)
+        fault_msg(j, c, "hash broadcast", rc);
+    TH_CHECK(rc == 0, "%s: hash broadcast: %s", what, tr_strerror(rc));
+    TH_CHECK(root == mine, "%s: rank %d result differs from rank 0's (bitwise)", what, j->rank);
+}
+
+static int run_coll(const struct ring_job *j, struct tr_comm *c)
+{
+    static const size_t counts[] = { 0, 1, 2, 3, 7, 13, 97, 1009, 4099, GRAD_FLOATS, 65537 };
+    static const char *algo_name[] = { "ring", "chain", "reduce-bcast" };
+    unsigned a, k, salt = 1;
+    int rc, root;
+    for (a = 0; a < 3; a++) {
+        for (k = 0; k < sizeof counts / sizeof counts[0]; k++, salt++) {
+            size_t n = counts[k], i, bad = 0;
+            struct tr_rng rng;
+            int r;
+            for (i = 0; i < n; i++)
+                buf_a[i] = ival(j->rank, i, salt);
+            rc = tr_allreduce(c, buf_a, n, TR_OP_SUM, (enum tr_algo)a);
+            if (rc < 0)
+                fault_msg(j, c, "allreduce", rc);
+            TH_CHECK(rc == 0, "allreduce %s n=%zu: %s", algo_name[a], n, tr_strerror(rc));
+            for (i = 0; i < n; i++) {
+                float s = 0.0f;
+                for (r = 0; r < j->world; r++)
+                    s += ival(r, i, salt);
+                bad += memcmp(&s, &buf_a[i], sizeof s) != 0;
+            }
+            TH_CHECK(bad == 0, "allreduce %s n=%zu: %zu elements != serial sum", algo_name[a],
+                     n, bad);
+            /* random floats: order-dependent rounding, must still agree bitwise */
+            tr_rng_seed(&rng, 1234u + salt, (uint64_t)j->rank);
+            for (i = 0; i < n; i++)
+                buf_b[i] = tr_rng_uniform(&rng, -1.0f, 1.0f);
+            rc = tr_allreduce(c, buf_b, n, k % 2 ? TR_OP_AVG : TR_OP_SUM, (enum tr_algo)a);
+            if (rc < 0)
+                fault_msg(j, c, "allreduce", rc);
+            TH_CHECK(rc == 0, "allreduce %s random n=%zu: %s", algo_name[a], n,
+                     tr_strerror(rc));
+            check_hash_agrees(c, j, buf_b, n * sizeof(float), "allreduce random");
+        }
+    }
+    /* broadcast of odd byte counts from every root */
+    for (root = 0; root < j->world; root++) {
+        static const size_t sizes[] = { 1, 5, 1000, 70001 };
+        for (k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+            uint8_t *b = (uint8_t *)buf_a;
+            size_t n = sizes[k], i, bad = 0;
+            for (i = 0; i < n; i++)
+                b[i] = j->rank == root ? (uint8_t)(i * 7 + root) : 0xee;
+            rc = tr_broadcast(c, b, n, root);
+            if (rc < 0)
+                fault_msg(j, c, "broadcast", rc);
+            TH_CHECK(rc == 0, "broadcast root %d n=%zu: %s", root, n, tr_strerror(rc));
+            for (i = 0; i < n; i++)
+                bad += b[i] != (uint8_t)(i * 7 + root);
+            TH_CHECK(bad == 0, "broadcast root %d n=%zu: %zu wrong bytes", root, n, bad);
+        }
+    }
+    /* barrier: a rank that arrives late holds everyone; measured loosely */
+    for (k = 0; k < 3; k++) {
+        double t0 = now_s(), dt;
+        if (j->rank == (int)k % j->world) {
+            struct timespec ts = { 0, 200 * 1000000L };
+            nanosleep(&ts, NULL);
+        }
+        rc = tr_barrier(c);
+        dt = now_s() - t0;
+        if (rc < 0)
+            fault_msg(j, c, "barrier", rc);
+        TH_CHECK(rc == 0, "barrier %u: %s", k, tr_strerror(rc));
+        TH_CHECK(dt >= 0.19, "barrier %u: left after %.3f s, before the late rank arrived", k, dt);
+    }
+    return 0;
+}
+
+/* ---- train: the same steps on every kind of rank ------------------------ */
+
+static int run_train(const struct ring_job *j, struct tr_comm *c)
+{
+    enum { BATCH = 8 };
+    static uint8_t arena[4u << 20] __attribute__((aligned(16)));
+    static struct tr_model m;
+    static float x[BATCH * 28 * 28];
+    static uint8_t y[BATCH];
+    struct tr_model_desc d;
+    struct tr_sgd sgd;
+    size_t bytes;
+    int s, rc;
+    tr_model_desc_convnet(&d, 16, 32, 10);
+    rc = tr_model_arena_size(&d, BATCH, &bytes);
+    TH_CHECK(rc == 0 && bytes <= sizeof arena, "model arena %zu bytes: %s", bytes,
+             tr_strerror(rc));
+    if (rc < 0 || bytes > sizeof arena)
+        return 1;
+    rc = tr_model_init(&m, &d, BATCH, arena, bytes);
+    TH_CHECK(rc == 0, "model init: %s", tr_strerror(rc));
+    if (rc < 0)
+        return 1;
+    TH_CHECK(m.n_params == GRAD_FLOATS, "seed ConvNet has %zu params", m.n_params);
+    tr_model_init_params(&m, 42);
+    tr_sgd_init(&sgd);
+    sgd.lr = 0.01f;
+    for (s = 0; s < j->iters; s++) {
+        struct tr_rng rng;
+        int i;
+        float loss = 0.0f;
+        tr_rng_seed(&rng, 1000u + (uint64_t)s, (uint64_t)j->rank);   /* this rank's shard */
+        for (i = 0; i < BATCH; i++) {
+            int p, cls = (int)tr_rng_below(&rng, 10);
+            y[i] = (uint8_t)cls;
+            for (p = 0; p < 28 * 28; p++)   /* a class-dependent blob plus noise */
+                x[i * 784 + p] = tr_rng_uniform(&rng, 0.0f, 0.5f) +
+                                 (((p / 28) / 3 == cls || (p % 28) / 3 == cls) ? 0.5f : 0.0f);
+        }
+        rc = tr_model_forward(&m, x, BATCH, 1);
+        if (rc == 0)
+            rc = tr_model_loss(&m, y, &loss, NULL);
+        if (rc == 0)
+            rc = tr_model_backward(&m);
+        TH_CHECK(rc == 0, "step %d forward/backward: %s", s, tr_strerror(rc));
+        rc = tr_allreduce(c, m.grads, m.n_params, TR_OP_AVG, TR_ALGO_RING);
+        if (rc < 0)
+            fault_msg(j, c, "gradient allreduce", rc);
+        TH_CHECK(rc == 0, "step %d allreduce: %s", s, tr_strerror(rc));
+        if (rc < 0)
+            return 1;
+        tr_sgd_step(&sgd, m.params, m.grads, m.momentum, m.n_params);
+        printf("%s rank %d: step %d loss %.6f\n", j->label, j->rank, s, (double)loss);
+    }
+    printf("params %016" PRIx64 "\n", fnv(m.params, m.n_params * sizeof(float)));
+    check_hash_agrees(c, j, m.params, m.n_params * sizeof(float), "trained params");
+    return 0;
+}
+
+/* ---- bench: allreduce busbw ----------------------------------------------- */
+
+static int run_bench(const struct ring_job *j, struct tr_comm *c)
+{
+    static const size_t sizes[] = { GRAD_FLOATS * 4u, 1u << 20 };
+    unsigned k;
+    for (k = 0; k < 2; k++) {
+        size_t n = sizes[k] / 4, i;
+        double best = 1e9, t;
+        int it, rc = 0;
+        for (i = 0; i < n; i++)
+            buf_a[i] = (float)(i % 13);
+        rc = tr_allreduce(c, buf_a, n, TR_OP_SUM, TR_ALGO_RING);   /* warm-up */
+        for (it = 0; it < j->iters && rc == 0; it++) {
+            /* each rep starts together so the slowest rank sets the time */
+            rc = tr_barrier(c);
+            t = now_s();
+            if (rc == 0)
+                rc = tr_allreduce(c, buf_a, n, TR_OP_SUM, TR_ALGO_RING);
+            t = now_s() - t;
+            if (t < best)
+                best = t;
+        }
+        if (rc < 0)
+            fault_msg(j, c, "bench allreduce", rc);
+        TH_CHECK(rc == 0, "bench %zu bytes: %s", sizes[k], tr_strerror(rc));
+        if (rc == 0 && j->rank == 0)
+            printf("bench %s world %d bytes %zu best %.6f s busbw %.4f GB/s algbw %.4f GB/s\n",
+                   j->label, j->world, sizes[k], best,
+                   2.0 * (j->world - 1) / j->world * sizes[k] / best / 1e9,
+                   sizes[k] / best / 1e9);
+    }
+    return 0;
+}
+
+/* ---- loop: run until something breaks ----------------------------------- */
+
+static int run_loop(const struct ring_job *j, struct tr_comm *c)
+{
+    int it, rc = 0;
+    size_t i, n = GRAD_FLOATS;
+    for (it = 0; it < j->iters; it++) {
+        for (i = 0; i < n; i++)
+            buf_a[i] = (float)j->rank;
+        rc = tr_allreduce(c, buf_a, n, TR_OP_SUM, TR_ALGO_RING);
+        if (rc < 0)
+            break;
+        if (it == 0) {
+            printf("%s rank %d: looping\n", j->label, j->rank);
+            fflush(stdout);
+        }
+    }
+    if (rc < 0) {
+        fault_msg(j, c, "allreduce", rc);
+        printf("%s rank %d: error after %d rounds: %s\n", j->label, j->rank, it, tr_strerror(rc));
+        return 3;
+    }
+    printf("%s rank %d: %d rounds, no error\n", j->label, j->rank, it);
+    return 0;
+}
+
+int ring_job_run(const struct ring_job *j, const struct tr_transport *tp)
+{
+    static struct tr_comm c;
+    struct tr_comm_config cc;
+    int rc, code = 0;
+    fflush(stdout);
+    if (strcmp(j->mode, "stream") == 0) {
+        run_stream(j, tp);
+        return th_report(j->suite);
+    }
+    memset(&cc, 0, sizeof cc);
+    cc.rank = j->rank;
+    cc.world = j->world;
+    cc.timeout_ms = j->timeout_ms;
+    cc.segment_bytes = j->segment;
+    cc.job_token = j->token;
+    cc.layout_hash = 0x5eedc0deu;
+    if (strcmp(j->mode, "train") == 0) {   /* the model's own layout hash */
+        struct tr_model_desc d;
+        static uint8_t a2[4u << 20] __attribute__((aligned(16)));
+        static struct tr_model m2;
+        size_t bytes;
+        tr_model_desc_convnet(&d, 16, 32, 10);
+        if (tr_model_arena_size(&d, 8, &bytes) == 0 && bytes <= sizeof a2 &&
+            tr_model_init(&m2, &d, 8, a2, bytes) == 0)
+            cc.layout_hash = tr_model_layout_hash(&m2);
+    }
+    if (tr_comm_scratch_size(&cc) > sizeof scratch) {
+        fprintf(stderr, "scratch too small for segment %u\n", j->segment);
+        return 2;
+    }
+    rc = tr_comm_init(&c, &cc, tp, scratch, sizeof scratch);
+    TH_CHECK(rc == 0, "tr_comm_init: %s", tr_strerror(rc));
+    if (rc == 0) {
+        rc = tr_comm_hello(&c);
+        if (rc < 0)
+            fault_msg(j, &c, "hello", rc);
+        TH_CHECK(rc == 0, "tr_comm_hello: %s", tr_strerror(rc));
+    }
+    if (rc == 0) {
+        if (strcmp(j->mode, "coll") == 0)
+            code = run_coll(j, &c);
+        else if (strcmp(j->mode, "train") == 0)
+            code = run_train(j, &c);
+        else if (strcmp(j->mode, "bench") == 0)
+            code = run_bench(j, &c);
+        else if (strcmp(j->mode, "loop") == 0)
+            return run_loop(j, &c);
+        else {
+            fprintf(stderr, "unknown mode %s\n", j->mode);
+            return 2;
+        }
+    }
+    fflush(stdout);
+    return th_report(j->suite) | code;
+}
+
+int ring_job_arg(struct ring_job *j, int argc, char **argv, int *i)
+{
+    const char *a = argv[*i];
+    const char *v = *i + 1 < argc ? argv[*i + 1] : NULL;
+    if (!v)
+        return 0;
+    if (!strcmp(a, "--rank")) j->rank = atoi(v);
+    else if (!strcmp(a, "--world")) j->world = atoi(v);
+    else if (!strcmp(a, "--token")) j->token = strtoull(v, NULL, 0);
+    else if (!strcmp(a, "--mode")) j->mode = v;
+    else if (!strcmp(a, "--suite")) j->suite = v;
+    else if (!strcmp(a, "--timeout")) j->timeout_ms = (uint32_t)strtoul(v, NULL, 0);
+    else if (!strcmp(a, "--segment")) j->segment = (uint32_t)strtoul(v, NULL, 0);
+    else if (!strcmp(a, "--iters")) j->iters = atoi(v);
+    else if (!strcmp(a, "--bytes")) j->bytes = strtol(v, NULL, 0);
+    else return 0;
+    *i += 1;
+    return 1;
+}

@@ -1,0 +1,44 @@
+/* tinyring test: what one rank does over a transport, the same code for an
+ * lwIP rank (lwip_rank.c) and a POSIX rank (posix_rank.c), so a ring of both
+ * kinds runs one program's logic.
+ *
+ * Modes:
+ *   stream  raw transport check, no core: N bytes to the right neighbour,
+ *           N bytes from the left, content checked (port before collectives)
+ *   coll    the collectives suite: allreduce (ring, chain, reduce-bcast) over
+ *           counts 0, 1, primes, not divisible by world, the gradient size;
+ *           results == serial sum (exact integer-valued floats) and bitwise
+ *           identical on all ranks (random floats, hash compared via
+ *           broadcast); broadcast from every root; barrier
+ *   train   S SGD steps of the seed ConvNet on synthetic data, gradients
+ *           averaged with tr_allreduce; prints "params <hash>"
+ *   bench   allreduce busbw for the gradient size and 1 MiB
+ *   loop    allreduce until failure or `iters` rounds; prints the fault
+ */
+#ifndef TR_RING_JOB_H
+#define TR_RING_JOB_H
+
+#include <stdint.h>
+#include "tr_transport.h"
+
+struct ring_job {
+    int         rank, world;
+    uint64_t    token;
+    const char *mode;        /* see above */
+    const char *suite;       /* harness suite name for the counts */
+    const char *label;       /* "lwip" / "posix": for messages */
+    uint32_t    timeout_ms;  /* tr_comm timeout */
+    uint32_t    segment;     /* tr_comm segment bytes (0 = default) */
+    int         iters;       /* train steps / bench reps / loop rounds */
+    long        bytes;       /* stream bytes */
+};
+
+/* Runs the mode; returns the process exit code (0 = all checks passed). */
+int ring_job_run(const struct ring_job *j, const struct tr_transport *tp);
+
+/* Common argv parsing for both programs: consumes --rank --world --token
+ * --mode --suite --timeout --segment --iters --bytes; returns 1 if argv[*i]
+ * was one of them (and advances *i), 0 if not. */
+int ring_job_arg(struct ring_job *j, int argc, char **argv, int *i);
+
+#endif /* TR_RING_JOB_H */
