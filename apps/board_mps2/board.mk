@@ -93,8 +93,52 @@ $(BOARD_OUT)/host_train: test/board/host_train.c $(BOARD_DIR)/train_step.c \
 	$(CC) $(HOST_CFLAGS) -Itest -I$(BOARD_DIR) -o $@ test/board/host_train.c \
 	  $(BOARD_DIR)/train_step.c $(BUILD)/libtinyring.a -lz -lm
 
-BOARD_IMAGES := $(BOARD_OUT)/hello.elf $(BOARD_OUT)/nettest.elf $(BOARD_OUT)/train.elf
-BOARD_HOST_TOOLS := $(BOARD_OUT)/host_train $(BOARD_OUT)/gen_cfg
+# lwIP and the tr_lwip port for the board, from port/lwip/lwip.mk's lists
+# (lwIP built as its authors intend, warnings theirs; the port held to -Werror)
+BOARD_LWIP_OBJS := $(LWIP_CORE_SRCS:$(LWIP_DIR)/src/%.c=$(BOARD_OUT)/lwip/%.o)
+BOARD_TR_LWIP_OBJS := $(TR_LWIP_SRCS:$(LWIP_PORT_DIR)/%.c=$(BOARD_OUT)/lwip_port/%.o)
+BOARD_LWIP_LIB := $(BOARD_OUT)/liblwip_m4.a
+BOARD_TR_LWIP_LIB := $(BOARD_OUT)/libtr_lwip_m4.a
+BOARD_LWIP_CFLAGS := -std=gnu99 -O2 -g -w $(BOARD_ARCH) -ffunction-sections -fdata-sections \
+                     -ffreestanding $(LWIP_INCLUDES)
+
+$(BOARD_OUT)/lwip/%.o: $(LWIP_DIR)/src/%.c $(LWIP_PORT_DIR)/lwipopts.h | $(LWIP_STAMP)
+	@mkdir -p $(dir $@)
+	$(BOARD_CC) $(BOARD_LWIP_CFLAGS) -c $< -o $@
+
+$(BOARD_OUT)/lwip_port/%.o: $(LWIP_PORT_DIR)/%.c $(TR_LWIP_HDRS) $(CORE_HDRS) | $(LWIP_STAMP)
+	@mkdir -p $(dir $@)
+	$(BOARD_CC) $(TR_LWIP_CFLAGS) $(BOARD_ARCH) -ffunction-sections -fdata-sections -c $< -o $@
+
+$(BOARD_LWIP_LIB): $(BOARD_LWIP_OBJS)
+	@rm -f $@
+	$(BOARD_AR) rcs $@ $^
+$(BOARD_TR_LWIP_LIB): $(BOARD_TR_LWIP_OBJS)
+	@rm -f $@
+	$(BOARD_AR) rcs $@ $^
+
+$(BOARD_OUT)/net/%.o: $(BOARD_DIR)/%.c $(wildcard $(BOARD_DIR)/*.h) $(BOARD_OUT)/board_cfg.h | $(LWIP_STAMP)
+	@mkdir -p $(dir $@)
+	$(BOARD_CC) $(BOARD_CFLAGS) $(LWIP_INCLUDES) -c $< -o $@
+
+$(BOARD_OUT)/ring.elf: $(BOARD_OUT)/net/ring_main.o $(BOARD_OUT)/net/lan9118_netif.o \
+                       $(BOARD_OUT)/bsp/lan9118.o $(BOARD_OUT)/bsp/train_step.o \
+                       $(BOARD_OUT)/bsp/idx_sh.o $(BOARD_BSP_OBJS) $(BOARD_TR_LWIP_LIB) \
+                       $(BOARD_LWIP_LIB) $(BOARD_CORE_LIB) $(BOARD_DIR)/mps2.ld
+	$(BOARD_CC) $(BOARD_LDFLAGS) -Wl,-Map,$(basename $@).map -o $@ $(filter %.o,$^) \
+	  $(BOARD_TR_LWIP_LIB) $(BOARD_LWIP_LIB) $(BOARD_CORE_LIB) $(BOARD_LIBS)
+
+BOARD_IMAGES := $(BOARD_OUT)/hello.elf $(BOARD_OUT)/nettest.elf $(BOARD_OUT)/train.elf \
+                $(BOARD_OUT)/ring.elf
+# a POSIX host rank for the mixed ring: static-table links, port/posix's
+# transport functions, the boards' train_step.c
+$(BOARD_OUT)/host_rank: test/board/host_rank.c $(BOARD_DIR)/train_step.c $(BOARD_DIR)/train_step.h \
+                        $(LWIP_PORT_DIR)/tr_link_hs.c $(POSIX_LIB) $(BUILD)/libtinyring.a
+	@mkdir -p $(dir $@)
+	$(CC) $(HOST_CFLAGS) -I$(BOARD_DIR) -Iport/posix -I$(LWIP_PORT_DIR) -o $@ test/board/host_rank.c \
+	  $(BOARD_DIR)/train_step.c $(LWIP_PORT_DIR)/tr_link_hs.c $(POSIX_LIB) $(BUILD)/libtinyring.a
+
+BOARD_HOST_TOOLS := $(BOARD_OUT)/host_train $(BOARD_OUT)/gen_cfg $(BOARD_OUT)/host_rank
 
 .PHONY: test-board cross-board board-images
 board-images: $(BOARD_IMAGES)
