@@ -10,3 +10,6 @@ $(BUILD)/core/%.o: core/%.c $(CORE_HDRS)
 $(BUILD)/libtinyring.a: $(CORE_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
+
+# tests, symbol check, bench and cross build of core (owned with the model)
+-include test/core/core_tests.mk

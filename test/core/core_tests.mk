@@ -1,0 +1,31 @@
+# test/core: the core model's host tests and symbol check, plus the bench and
+# cross fragments. Included from core/core.mk.
+#   test-core     math/RNG/SGD, arena and descriptions, gradient checks,
+#                 fast == reference kernels, PyTorch goldens
+#   test-symbols  no allocation / stdio / exit in core objects; tr_ prefix only
+#   test-cross    make cross-core, recorded as a test
+#   bench-core    per-layer GFLOP/s and training samples/s vs PyTorch
+#   cross-core    core + a minimal image for Cortex-M4F and RISC-V, sizes
+CORE_TESTS    := test_math test_model_api test_grad test_fast
+CORE_TEST_DIR := $(BUILD)/test/core
+CORE_TEST_BINS := $(CORE_TESTS:%=$(CORE_TEST_DIR)/%)
+CORE_TEST_HDRS := test/harness.h $(wildcard test/core/*.h) $(CORE_HDRS)
+
+$(CORE_TEST_DIR)/%: test/core/%.c $(BUILD)/libtinyring.a $(CORE_TEST_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(HOST_CFLAGS) -Itest -Itest/core -o $@ $< $(BUILD)/libtinyring.a -lm
+
+.PHONY: test-core test-symbols test-cross bench-core cross-core core-sizes
+test-core: $(CORE_TEST_BINS)
+	@mkdir -p $(TR_RESULTS)
+	@st=0; for t in $(CORE_TEST_BINS); do \
+	  timeout 300 $$t test/fixtures || { echo "FAILED: $$t"; st=1; }; done; exit $$st
+
+test-symbols: $(CORE_OBJS)
+	@mkdir -p $(TR_RESULTS)
+	timeout 60 bash test/core/symbols.sh $(CORE_OBJS)
+
+TEST_TARGETS += test-core test-symbols
+
+-include test/core/cross.mk
+-include bench/core/bench.mk

@@ -1,0 +1,143 @@
+/* test_fast: every fast kernel equals its plain reference within float
+ * rounding: GEMM at odd and tile-multiple sizes, conv forward/backward at
+ * the seed's shapes and at stride/padding variants, linear, and the whole
+ * seed ConvNet (logits, loss, every gradient, BN running stats).
+ * Tolerance: |fast - ref| <= atol + rtol*|ref| with rtol 1e-4 and atol 1e-5
+ * times the largest |ref| of the tensor (sums of hundreds of terms are
+ * reordered, so each element carries rounding relative to the tensor's
+ * scale, not to its own possibly cancelled value). */
+#include "harness.h"
+#include "tc_util.h"
+#include <stdio.h>
+
+static void same(const char *what, const float *fast, const float *ref, size_t n)
+{
+    double w = tc_worst(fast, ref, n, 1e-5 * tc_maxabs(ref, n) + 1e-30, 1e-4);
+    TH_CHECK(w <= 1.0, "%s: fast vs reference worst %.3g of tolerance", what, w);
+}
+
+static void gemm_cases(void)
+{
+    static const size_t c[][3] = {   /* m, n, k */
+        {1, 1, 1}, {4, 16, 8}, {7, 37, 13}, {16, 784, 25}, {32, 196, 400},
+        {400, 32, 196}, {5, 15, 3}, {9, 33, 0}, {3, 17, 1},
+    };
+    unsigned i;
+    for (i = 0; i < sizeof c / sizeof c[0]; i++) {
+        size_t m = c[i][0], n = c[i][1], k = c[i][2];
+        size_t lda = k + 3, ldb = n + 5, ldc = n + 1;   /* strided views */
+        float *a = tc_rand(m * lda, -1, 1), *b = tc_rand((k ? k : 1) * ldb, -1, 1);
+        float *c1 = tc_rand(m * ldc, -1, 1), *c2 = tc_zeros(m * ldc);
+        char what[64];
+        memcpy(c2, c1, m * ldc * sizeof(float));
+        tr_gemm(c1, a, b, m, n, k, lda, ldb, ldc);
+        tr_gemm_ref(c2, a, b, m, n, k, lda, ldb, ldc);
+        snprintf(what, sizeof what, "gemm %zux%zux%zu", m, n, k);
+        same(what, c1, c2, m * ldc);   /* the padding columns must be untouched too */
+        free(a); free(b); free(c1); free(c2);
+    }
+}
+
+static void conv_cases(void)
+{
+    static const unsigned c[][8] = {   /* n, ic, h, w, oc, k, s, p */
+        {3, 1, 28, 28, 16, 5, 1, 2}, {2, 16, 14, 14, 32, 5, 1, 2}, {1, 3, 11, 9, 5, 3, 2, 1},
+        {4, 2, 10, 13, 7, 4, 3, 0}, {2, 5, 6, 6, 3, 1, 1, 0}, {1, 2, 5, 5, 3, 3, 1, 4},
+    };
+    unsigned i;
+    for (i = 0; i < sizeof c / sizeof c[0]; i++) {
+        struct tr_layer l = tc_layer(TR_LAYER_CONV2D, c[i][1], c[i][2], c[i][3], c[i][4],
+                                     c[i][5], c[i][6], c[i][7]);
+        unsigned n = c[i][0];
+        size_t nx = n * tc_in(&l), ny = n * tc_out(&l);
+        size_t nw = (size_t)l.out_c * l.in_c * l.d.kernel * l.d.kernel;
+        float *x = tc_rand(nx, -1, 1), *w = tc_rand(nw + l.out_c, -0.3f, 0.3f);
+        float *dy = tc_rand(ny, -1, 1), *s = tc_zeros(tr_conv2d_scratch_floats(&l));
+        float *y1 = tc_zeros(ny), *y2 = tc_zeros(ny), *dx1 = tc_zeros(nx), *dx2 = tc_zeros(nx);
+        float *dw1 = tc_zeros(nw + l.out_c), *dw2 = tc_zeros(nw + l.out_c);
+        char what[96];
+        snprintf(what, sizeof what, "conv n%u %ux%ux%u->%u k%u s%u p%u", n, l.in_c, l.in_h,
+                 l.in_w, l.out_c, l.d.kernel, l.d.stride, l.d.pad);
+        tr_conv2d_forward(y1, x, w, w + nw, &l, n, s);
+        tr_conv2d_forward_ref(y2, x, w, w + nw, &l, n);
+        same(what, y1, y2, ny);
+        tr_conv2d_backward(dx1, dw1, dw1 + nw, dy, x, w, &l, n, s);
+        tr_conv2d_backward_ref(dx2, dw2, dw2 + nw, dy, x, w, &l, n);
+        same("  dx", dx1, dx2, nx);
+        same("  dw", dw1, dw2, nw);
+        same("  db", dw1 + nw, dw2 + nw, l.out_c);
+        /* dx NULL: weight gradients still the same */
+        tr_conv2d_backward(NULL, dw1, dw1 + nw, dy, x, w, &l, n, s);
+        same("  dw without dx", dw1, dw2, nw + l.out_c);
+        free(x); free(w); free(dy); free(s); free(y1); free(y2); free(dx1); free(dx2);
+        free(dw1); free(dw2);
+    }
+}
+
+static void linear_cases(void)
+{
+    static const unsigned c[][3] = {{1, 1568, 10}, {5, 15, 3}, {3, 33, 7}};
+    unsigned i;
+    for (i = 0; i < 3; i++) {
+        struct tr_layer l = tc_layer(TR_LAYER_LINEAR, c[i][1], 1, 1, c[i][2], 0, 0, 0);
+        unsigned n = c[i][0];
+        float *x = tc_rand(n * tc_in(&l), -1, 1), *w = tc_rand(tc_in(&l) * l.out_c, -1, 1);
+        float *b = tc_rand(l.out_c, -1, 1), *y1 = tc_zeros(n * l.out_c), *y2 = tc_zeros(n * l.out_c);
+        tr_linear_forward(y1, x, w, b, &l, n);
+        tr_linear_forward_ref(y2, x, w, b, &l, n);
+        same("linear forward", y1, y2, n * l.out_c);
+        free(x); free(w); free(b); free(y1); free(y2);
+    }
+}
+
+static void model_case(unsigned batch, unsigned n)
+{
+    static uint8_t a1[16u << 20] TR_ARENA_ALIGNED, a2[16u << 20] TR_ARENA_ALIGNED;
+    struct tr_model_desc d;
+    struct tr_model f, r;
+    float *x, lf, lr;
+    uint8_t lab[16];
+    unsigned i;
+    int ok;
+
+    tr_model_desc_convnet(&d, 16, 32, 10);
+    ok = tr_model_init(&f, &d, batch, a1, sizeof a1) == 0 &&
+         tr_model_init(&r, &d, batch, a2, sizeof a2) == 0;
+    TH_CHECK(ok, "seed model init");
+    if (!ok) return;
+    tr_model_init_params(&f, 3);
+    tr_model_init_params(&r, 3);
+    r.kernels = TR_KERNELS_REF;
+    x = tc_rand(n * 784, 0, 1);
+    for (i = 0; i < n; i++) lab[i] = (uint8_t)(i % 10);
+    tr_model_forward(&f, x, n, 1);
+    tr_model_forward(&r, x, n, 1);
+    same("seed net logits", tr_model_logits(&f), tr_model_logits(&r), n * 10);
+    tr_model_loss(&f, lab, &lf, NULL);
+    tr_model_loss(&r, lab, &lr, NULL);
+    TH_CHECK(fabsf(lf - lr) <= 1e-5f * fabsf(lr), "loss %g vs %g", lf, lr);
+    tr_model_backward(&f);
+    tr_model_backward(&r);
+    for (i = 0; i < f.n_layers; i++) {
+        char what[48];
+        if (!f.layer[i].p_len) continue;
+        snprintf(what, sizeof what, "seed net grads of layer %u (n=%u)", i, n);
+        same(what, f.grads + f.layer[i].p_off, r.grads + r.layer[i].p_off, f.layer[i].p_len);
+    }
+    same("seed net BN running stats", f.buffers, r.buffers, f.n_buffers);
+    tr_model_forward(&f, x, n, 0);
+    tr_model_forward(&r, x, n, 0);
+    same("seed net eval logits", tr_model_logits(&f), tr_model_logits(&r), n * 10);
+    free(x);
+}
+
+int main(void)
+{
+    tr_rng_seed(&tc_rng, 99, 4);
+    gemm_cases();
+    conv_cases();
+    linear_cases();
+    model_case(6, 6);
+    model_case(8, 5);
+    return th_report("core_fast");
+}
