@@ -8,7 +8,7 @@
 # board's architecture flags; nothing here changes the host build.
 
 BOARD_DIR   := apps/board_mps2
-BOARD_OUT   := $(BUILD)/board
+BOARD_OUT   ?= $(BUILD)/board
 BOARD_CC    ?= arm-none-eabi-gcc
 BOARD_AR    ?= arm-none-eabi-ar
 BOARD_SIZE  ?= arm-none-eabi-size
@@ -140,7 +140,12 @@ $(BOARD_OUT)/host_rank: test/board/host_rank.c $(BOARD_DIR)/train_step.c $(BOARD
 
 BOARD_HOST_TOOLS := $(BOARD_OUT)/host_train $(BOARD_OUT)/gen_cfg $(BOARD_OUT)/host_rank
 
-.PHONY: test-board cross-board board-images
+# instruction count per training sample under qemu -icount (not a test:
+# builds a few variants into $(BUILD)/board-cyc-*)
+board-cycles: $(BOARD_OUT)/host_train $(BOARD_OUT)/hello.elf
+	@BUILD=$(BUILD) BOARD_QEMU=$(BOARD_QEMU) bash $(BOARD_DIR)/cycles.sh
+
+.PHONY: test-board cross-board board-images board-cycles
 board-images: $(BOARD_IMAGES)
 
 test-board: $(BOARD_IMAGES) $(BOARD_HOST_TOOLS)

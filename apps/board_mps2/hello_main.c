@@ -44,5 +44,16 @@ int main(void)
         for (; *p >= '0' && *p <= '9'; p++)
             status = status * 10 + (*p - '0');
     }
+    /* calibration of the instruction-count method: a loop of exactly two
+     * instructions per turn (subs, bne), timed with SysTick. Under
+     * qemu -icount shift=0, ticks x 40 should come out near 2 x turns. */
+    {
+        uint32_t turns = 5000000u;
+        uint64_t t0 = board_ticks(), t1;
+        __asm__ volatile("1: subs %0, %0, #1\n\tbne 1b" : "+r"(turns) : : "cc");
+        t1 = board_ticks();
+        board_printf("board: calib 5000000 turns x 2 instructions: %u ticks = %u ns virtual\n",
+                     (unsigned)(t1 - t0), (unsigned)((t1 - t0) * 40u));
+    }
     return bad ? 1 : status;
 }

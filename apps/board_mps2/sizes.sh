@@ -71,3 +71,41 @@ for img in train ring; do
   printf "%-34s %9s %7s %9s\n" "$img.elf by origin (link map)" text data bss
   split_map "$B/$img.map"
 done
+
+# RAM of the ring image by purpose, from its symbol table (nm -S)
+ram_by_symbol() {
+  arm-none-eabi-nm -S "$1" | awk '
+    function hex(h,   i, c, v) {
+      v = 0; h = tolower(h)
+      for (i = 1; i <= length(h); i++) { c = index("0123456789abcdef", substr(h, i, 1)); v = v * 16 + c - 1 }
+      return v
+    }
+    NF == 4 && $3 ~ /^[bBdD]$/ {
+      n = hex($2)
+      if ($4 == "arena") g = "model arena (params, grads, momentum, activations, scratch)"
+      else if ($4 == "comm_scratch") g = "collectives scratch (tr_comm_scratch_size)"
+      else if ($4 == "rx_rings") g = "tr_lwip receive rings (2 links x 2 x TCP_WND)"
+      else if ($4 == "ram_heap") g = "lwIP heap (MEM_SIZE: copied TX segments)"
+      else if ($4 ~ /^memp_memory_PBUF_POOL/) g = "lwIP PBUF_POOL (received frames)"
+      else if ($4 ~ /^memp_/) g = "lwIP other pools (pcbs, segments, ARP)"
+      else if ($4 == "rx_frame" || $4 == "tx_frame") g = "LAN9118 bounce frames"
+      else if ($4 == "pixels" || $4 == "labels" || $4 == "x") g = "app: samples and input batch"
+      else g = "other (state structs, lwIP globals, clock)"
+      sum[g] += n; tot += n
+    }
+    END {
+      for (g in sum) printf "  %-64s %8d\n", g, sum[g] | "sort"
+      close("sort")
+      printf "  %-64s %8d\n", "total data + bss (the 32768-byte stack not included)", tot
+    }'
+}
+if [ -f "$B/ring.elf" ]; then
+  echo
+  echo "ring.elf RAM by purpose (nm -S)"
+  ram_by_symbol "$B/ring.elf"
+fi
+if [ -x "$B/gen_cfg" ]; then
+  echo
+  echo "model arena by variant and micro-batch (bytes; core's layout, measured by gen_cfg table)"
+  "$B/gen_cfg" table 16,32,4,8 1,2,4,8
+fi
