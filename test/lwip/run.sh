@@ -11,6 +11,7 @@
 # br0. Addresses from the benchmarking range 198.18.0.0/15; nothing has a
 # route out of the namespace. Everything is removed on exit.
 set -u
+SECONDS=0
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib.sh"
 BIN=$(cd "${1:?usage: run.sh BINDIR}" && pwd)
@@ -143,7 +144,7 @@ fault_case() {  # NAME KINDS VICTIM ACTION
   check "$name: all ${#kinds} ranks looping" test "$ok" -eq ${#kinds}
   t0=$(date +%s%N)
   if [ "$action" = down ]; then nsx ip link set "tap$victim" down
-  else kill -9 "${RANKPID[victim]}"; fi
+  else kill -9 $(pgrep -P "${RANKPID[victim]}") "${RANKPID[victim]}"; fi   # the rank, then its timeout
   for r in "${!RANKPID[@]}"; do
     [ "$r" -eq "$victim" ] && [ "$action" = kill ] && { wait "${RANKPID[r]}" 2>/dev/null; continue; }
     wait "${RANKPID[r]}"; st=$?
@@ -161,4 +162,5 @@ check "interface down: the rank itself reports its link unreachable" \
   grep -q "no route\|unreach\|interface down" "$LOG/down.2.out"
 fault_case kill LLL 1 kill
 
+echo "lwip: done in $SECONDS s"
 report "$SUITE"
