@@ -4,9 +4,6 @@
 #include "tr_comm_internal.h"
 #include "tr_error.h"
 
-int tr_comm_hello_progress(struct tr_comm *c);
-unsigned tr_comm_hello_want(const struct tr_comm *c);
-
 static uint32_t seg_of(const struct tr_comm_config *cfg)
 {
     return cfg->segment_bytes ? cfg->segment_bytes : TR_COMM_DEFAULT_SEGMENT;

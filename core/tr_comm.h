@@ -101,8 +101,10 @@ struct tr_comm_run {
     /* hello only: the second pair of directions (tx LEFT, rx RIGHT) */
     struct tr_comm_xfer tx2;
     struct tr_comm_xfer rx2;
-    int       pending_err;    /* hello: mismatch seen, finishing our sends */
-    int       pending_peer;   /* hello: link of pending_err */
+    int       pending_err;    /* hello: TR_ERR_MISMATCH once any rank saw one */
+    int       pending_peer;   /* hello: link it was seen on, -1 if told by the ring */
+    int       pending_rank;   /* hello: rank on the far side of that link */
+    int       hello_stage;    /* hello: 0 exchange on both links, 1 verdict ring */
 };
 
 /* Opaque to callers in spirit; defined here so the caller owns the memory.

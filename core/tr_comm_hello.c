@@ -6,7 +6,8 @@
  * stranger: TR_ERR_PROTO at once. Any disagreement in the payload (or a
  * neighbour that is not the rank the ring says it should be) is
  * TR_ERR_MISMATCH; the rank still finishes sending its own hellos first so
- * that the peer sees the mismatch too instead of a timeout.
+ * that the peer sees the mismatch too instead of a timeout, and then a
+ * verdict goes once around the ring so that every rank reports it (below).
  *
  * Scratch use: [0,64) the outgoing message, [64,128) from LEFT,
  * [128,192) from RIGHT. */
@@ -14,9 +15,6 @@
 #include "tr_error.h"
 
 #define MSG (TR_WIRE_HDR_BYTES + TR_WIRE_HELLO_BYTES)
-
-int tr_comm_hello_progress(struct tr_comm *c);
-unsigned tr_comm_hello_want(const struct tr_comm *c);
 
 static int hello_fail(struct tr_comm *c, int code, int peer)
 {
@@ -86,6 +84,8 @@ int tr_comm_hello_start(struct tr_comm *c)
     c->run.kind = TR_KIND_HELLO;
     c->run.pending_err = 0;
     c->run.pending_peer = -1;
+    c->run.pending_rank = -1;
+    c->run.hello_stage = 0;
     c->active = TR_KIND_HELLO;
     c->run.last_ms = c->tp->now_ms(c->tp->ctx);
     return tr_comm_hello_progress(c);
@@ -162,6 +162,7 @@ static int pump(struct tr_comm *c, struct tr_comm_xfer *x, int is_tx, int peer,
             if (!c->run.pending_err) {
                 c->run.pending_err = rc;
                 c->run.pending_peer = peer;
+                c->run.pending_rank = tr_comm_neighbour(c, peer);
             }
             x->step = 1;                /* read no more from this link */
             return 0;
@@ -174,44 +175,169 @@ static int pump(struct tr_comm *c, struct tr_comm_xfer *x, int is_tx, int peer,
     return 0;
 }
 
-int tr_comm_hello_progress(struct tr_comm *c)
+/* ---- stage 1: the exchange on both links -------------------------------- */
+
+static int exchange(struct tr_comm *c, int *moved)
 {
     struct tr_comm_run *u = &c->run;
     uint8_t *s = c->scratch;
-    int any = 0, tx_done, rx_done;
+    int rc;
+    if ((rc = pump(c, &u->tx, 1, TR_RIGHT, s, moved)) < 0)
+        return hello_fail(c, rc, TR_RIGHT);
+    if ((rc = pump(c, &u->tx2, 1, TR_LEFT, s, moved)) < 0)
+        return hello_fail(c, rc, TR_LEFT);
+    if (!u->pending_err) {
+        if ((rc = pump(c, &u->rx, 0, TR_LEFT, s + MSG, moved)) < 0)
+            return hello_fail(c, rc, TR_LEFT);
+        if ((rc = pump(c, &u->rx2, 0, TR_RIGHT, s + 2 * MSG, moved)) < 0)
+            return hello_fail(c, rc, TR_RIGHT);
+    }
+    return 0;
+}
+
+/* ---- stage 2: the verdict ring ---------------------------------------------
+ * A mismatch is seen only by the neighbours of the odd rank out; so that
+ * every rank reports it, N-1 header-only messages go around the ring, each
+ * saying "all agreed so far" (flags 0) or "rank X disagreed" (flags 1,
+ * root = X). A rank that knows of a mismatch sends all its verdicts at once
+ * and stops reading; one that does not forwards step k after reading
+ * step k-1, as in the barrier, and adopts a bad verdict it reads. */
+
+static void verdict_hdr(const struct tr_comm *c, uint32_t k, uint8_t *out)
+{
+    struct tr_wire_hdr h;
+    h.magic = TR_WIRE_MAGIC;
+    h.version = (uint8_t)TR_PROTO_VERSION;
+    h.kind = TR_KIND_HELLO;
+    h.op = 0;
+    h.flags = c->run.pending_err ? 1u : 0u;
+    h.seq = 0;
+    h.step = k + 1u;
+    h.root = c->run.pending_err ? (uint32_t)c->run.pending_rank : 0u;
+    h.offset = 0;
+    h.length = 0;
+    h.total = 0;
+    tr_wire_put_hdr(out, &h);
+}
+
+static int verdict(struct tr_comm *c, int *moved)
+{
+    struct tr_comm_run *u = &c->run;
+    const struct tr_transport *tp = c->tp;
+
+    while (u->tx.step < u->tx.nsteps) {
+        long n;
+        if (u->tx.done == 0) {
+            if (!u->pending_err && u->rx.step < u->tx.step)
+                break;
+            verdict_hdr(c, u->tx.step, u->tx.hdr);
+        }
+        n = tp->send(tp->ctx, TR_RIGHT, u->tx.hdr + u->tx.done,
+                     TR_WIRE_HDR_BYTES - u->tx.done);
+        if (n == TR_ERR_AGAIN)
+            break;
+        if (n < 0)
+            return hello_fail(c, (int)n, TR_RIGHT);
+        if (n == 0 || (uint32_t)n > TR_WIRE_HDR_BYTES - u->tx.done)
+            return hello_fail(c, TR_ERR_IO, TR_RIGHT);
+        *moved = 1;
+        u->tx.done += (uint32_t)n;
+        if (u->tx.done == TR_WIRE_HDR_BYTES) {
+            u->tx.done = 0;
+            u->tx.step++;
+        }
+    }
+    while (!u->pending_err && u->rx.step < u->rx.nsteps) {
+        struct tr_wire_hdr h;
+        long n = tp->recv(tp->ctx, TR_LEFT, u->rx.hdr + u->rx.done,
+                          TR_WIRE_HDR_BYTES - u->rx.done);
+        if (n == TR_ERR_AGAIN)
+            break;
+        if (n < 0)
+            return hello_fail(c, (int)n, TR_LEFT);
+        if (n == 0 || (uint32_t)n > TR_WIRE_HDR_BYTES - u->rx.done)
+            return hello_fail(c, TR_ERR_IO, TR_LEFT);
+        *moved = 1;
+        u->rx.done += (uint32_t)n;
+        if (u->rx.done < TR_WIRE_HDR_BYTES)
+            continue;
+        tr_wire_get_hdr(&h, u->rx.hdr);
+        if (h.magic != TR_WIRE_MAGIC || h.version != TR_PROTO_VERSION ||
+            h.kind != TR_KIND_HELLO || h.seq != 0 || h.step != u->rx.step + 1u ||
+            h.length != 0 || h.flags > 1u)
+            return hello_fail(c, TR_ERR_PROTO, TR_LEFT);
+        if (h.flags) {
+            u->pending_err = TR_ERR_MISMATCH;
+            u->pending_peer = -1;
+            u->pending_rank = (int)h.root;
+        }
+        u->rx.done = 0;
+        u->rx.step++;
+    }
+    return 0;
+}
+
+static void verdict_arm(struct tr_comm *c)
+{
+    struct tr_comm_run *u = &c->run;
+    u->hello_stage = 1;
+    u->tx.step = u->rx.step = 0;
+    u->tx.done = u->rx.done = 0;
+    u->tx.nsteps = u->rx.nsteps = (uint32_t)c->cfg.world - 1u;
+}
+
+static int finish_bad(struct tr_comm *c)
+{
+    struct tr_comm_run *u = &c->run;
+    tr_comm_fail(c, u->pending_err, TR_PHASE_HELLO, u->pending_peer);
+    if (u->pending_peer < 0)
+        c->fault.peer_rank = u->pending_rank;
+    c->broken = u->pending_err;
+    c->active = TR_KIND_IDLE;
+    return u->pending_err;
+}
+
+int tr_comm_hello_progress(struct tr_comm *c)
+{
+    struct tr_comm_run *u = &c->run;
+    int any = 0;
     uint32_t now;
 
     for (;;) {
-        int moved = 0, rc;
-        if ((rc = pump(c, &u->tx, 1, TR_RIGHT, s, &moved)) < 0)
-            return hello_fail(c, rc, TR_RIGHT);
-        if ((rc = pump(c, &u->tx2, 1, TR_LEFT, s, &moved)) < 0)
-            return hello_fail(c, rc, TR_LEFT);
-        if (!u->pending_err) {
-            if ((rc = pump(c, &u->rx, 0, TR_LEFT, s + MSG, &moved)) < 0)
-                return hello_fail(c, rc, TR_LEFT);
-            if ((rc = pump(c, &u->rx2, 0, TR_RIGHT, s + 2 * MSG, &moved)) < 0)
-                return hello_fail(c, rc, TR_RIGHT);
+        int moved = 0;
+        if (u->hello_stage == 0) {
+            if (exchange(c, &moved) < 0)
+                return c->fault.code;
+            if (u->tx.step && u->tx2.step &&
+                (u->pending_err || (u->rx.step && u->rx2.step))) {
+                verdict_arm(c);
+                moved = 1;
+            }
+        } else {
+            if (verdict(c, &moved) < 0)
+                return c->fault.code;
+            if (u->tx.step >= u->tx.nsteps &&
+                (u->pending_err || u->rx.step >= u->rx.nsteps)) {
+                if (u->pending_err)
+                    return finish_bad(c);
+                c->active = TR_KIND_IDLE;
+                c->hello_done = 1;
+                return 0;
+            }
         }
         if (!moved)
             break;
         any = 1;
-    }
-    tx_done = u->tx.step && u->tx2.step;
-    rx_done = u->rx.step && u->rx2.step;
-    if (tx_done && u->pending_err)
-        return hello_fail(c, u->pending_err, u->pending_peer);
-    if (tx_done && rx_done) {
-        c->active = TR_KIND_IDLE;
-        c->hello_done = 1;
-        return 0;
     }
     now = c->tp->now_ms(c->tp->ctx);
     if (any) {
         u->last_ms = now;
     } else if (now - u->last_ms >= c->cfg.timeout_ms) {
         if (u->pending_err)
-            return hello_fail(c, u->pending_err, u->pending_peer);
+            return finish_bad(c);       /* the news matters more than the stall */
+        if (u->hello_stage == 1)
+            return hello_fail(c, TR_ERR_TIMEOUT,
+                              u->rx.step < u->rx.nsteps ? TR_LEFT : TR_RIGHT);
         if (!u->rx.step)
             return hello_fail(c, TR_ERR_TIMEOUT, TR_LEFT);
         if (!u->rx2.step)
@@ -225,6 +351,13 @@ unsigned tr_comm_hello_want(const struct tr_comm *c)
 {
     const struct tr_comm_run *u = &c->run;
     unsigned w = 0;
+    if (u->hello_stage == 1) {
+        if (u->tx.step < u->tx.nsteps && (u->pending_err || u->rx.step >= u->tx.step))
+            w |= TR_POLL_SEND(TR_RIGHT);
+        if (!u->pending_err && u->rx.step < u->rx.nsteps)
+            w |= TR_POLL_RECV(TR_LEFT);
+        return w;
+    }
     if (!u->tx.step)
         w |= TR_POLL_SEND(TR_RIGHT);
     if (!u->tx2.step)

@@ -106,6 +106,10 @@ int tr_comm_engine_start(struct tr_comm *c, int kind, void *buf, uint32_t total,
 int tr_comm_engine_progress(struct tr_comm *c);
 unsigned tr_comm_engine_want(const struct tr_comm *c);
 
+/* Hello (tr_comm_hello.c), dispatched from tr_comm_progress / tr_comm_want. */
+int tr_comm_hello_progress(struct tr_comm *c);
+unsigned tr_comm_hello_want(const struct tr_comm *c);
+
 /* Records a fault and returns code. peer: TR_LEFT/TR_RIGHT or -1. */
 int tr_comm_fail(struct tr_comm *c, int code, int phase, int peer);
 /* Blocking loop: progress + poll until done, error or timeout. */

@@ -1,13 +1,18 @@
 # test/comm: the collectives on the simulated transport (test-comm).
-COMM_TEST_BIN := $(BUILD)/test/comm/test_comm
-COMM_TEST_SRCS := test/comm/test_comm.c test/comm/sim_transport.c
+#   test_comm         every collective over worlds 1..8 and many counts
+#   test_comm_faults  every fault gives its code; hello checks; API edges
+COMM_DIR    := $(BUILD)/test/comm
+COMM_COMMON := test/comm/comm_util.c test/comm/sim_transport.c
+COMM_DEPS   := $(COMM_COMMON) test/comm/sim_transport.h test/comm/comm_util.h \
+               test/harness.h $(BUILD)/libtinyring.a
 
-$(COMM_TEST_BIN): $(COMM_TEST_SRCS) test/comm/sim_transport.h test/harness.h $(BUILD)/libtinyring.a
+$(COMM_DIR)/%: test/comm/%.c $(COMM_DEPS)
 	@mkdir -p $(dir $@)
-	$(CC) $(HOST_CFLAGS) -Itest -Itest/comm $(COMM_TEST_SRCS) $(BUILD)/libtinyring.a -o $@
+	$(CC) $(HOST_CFLAGS) -Itest -Itest/comm $< $(COMM_COMMON) $(BUILD)/libtinyring.a -lm -o $@
 
 .PHONY: test-comm
-test-comm: $(COMM_TEST_BIN)
-	timeout 300 $(COMM_TEST_BIN)
+test-comm: $(COMM_DIR)/test_comm $(COMM_DIR)/test_comm_faults
+	timeout 120 $(COMM_DIR)/test_comm
+	timeout 60 $(COMM_DIR)/test_comm_faults
 
 TEST_TARGETS += test-comm

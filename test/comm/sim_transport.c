@@ -73,10 +73,11 @@ void sim_kill(struct sim_net *net, int r)
     net->closed[conn_of(net, r, TR_RIGHT)] = 1;
 }
 
-static int knock(struct sim_ep *e)
+static int knock(struct sim_ep *e, int peer, int is_send)
 {
-    e->calls++;
-    return e->again_every && e->calls % e->again_every == 0;
+    unsigned *n = &e->calls[peer * 2 + is_send];
+    ++*n;
+    return e->again_every && *n % e->again_every == 0;
 }
 
 static long sim_send(void *ctx, int peer, const void *buf, size_t len)
@@ -88,7 +89,7 @@ static long sim_send(void *ctx, int peer, const void *buf, size_t len)
 
     if (e->dead || net->closed[conn_of(net, e->rank, peer)])
         return TR_ERR_CLOSED;
-    if (knock(e))
+    if (knock(e, peer, 1))
         return TR_ERR_AGAIN;
     if (e->max_write && n > e->max_write)
         n = e->max_write;
@@ -120,7 +121,7 @@ static long sim_recv(void *ctx, int peer, void *buf, size_t len)
 
     if (e->dead)
         return TR_ERR_CLOSED;
-    if (knock(e))
+    if (knock(e, peer, 0))
         return TR_ERR_AGAIN;
     n = fifo_get(f, (uint8_t *)buf, len);
     if (n > 0) {

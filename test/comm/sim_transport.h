@@ -9,7 +9,8 @@
  *
  * Fault knobs (per rank unless said otherwise):
  *   max_write     send accepts at most this many bytes per call (0 = no limit)
- *   again_every   every n-th send/recv call returns TR_ERR_AGAIN (0 = never)
+ *   again_every   every n-th send (or recv) call on a link returns
+ *                 TR_ERR_AGAIN (0 = never)
  *   die_after     the rank dies after sending this many bytes in total: its
  *                 connections close, the scheduler stops running it (-1 = never)
  *   silent        the rank is never run: a peer that never answers
@@ -42,7 +43,7 @@ struct sim_ep {
     int      rank;
     size_t   max_write;
     unsigned again_every;
-    unsigned calls;
+    unsigned calls[4];     /* per link and direction, for again_every */
     int64_t  die_after;
     uint64_t sent;
     int      dead;

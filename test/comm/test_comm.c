@@ -1,249 +1,15 @@
 /* tinyring test: every collective on the simulated transport, over world
  * sizes 1..8, element counts 0, 1, primes, not divisible by the world, up to
- * 16 Mi; faults give their error codes and never hang (simulated clock,
- * bounded rounds); buffers are fenced by canaries. */
-#include <math.h>
+ * 16 Mi, with partial writes and would-block; results within float tolerance
+ * of a double serial sum and bitwise equal on all ranks; buffers fenced by
+ * canaries. Faults are in test_comm_faults.c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "harness.h"
-#include "sim_transport.h"
-#include "tr_comm.h"
+#include "comm_util.h"
 #include "tr_comm_internal.h"
 #include "tr_error.h"
-
-#define TOKEN  0x5EED5EED12345678ull
-#define LAYOUT 0xC0FFEEu
-#define CANARY 8                         /* guard floats after every buffer */
-#define GUARD  (-12345.5f)
-
-struct job {
-    struct sim_net net;
-    int world;
-    struct tr_comm c[SIM_MAX_WORLD];
-    uint8_t *scratch[SIM_MAX_WORLD];
-    int rc[SIM_MAX_WORLD];
-};
-
-static void job_cfg(struct tr_comm_config *cfg, int world, int rank, uint32_t seg,
-                    uint32_t timeout)
-{
-    memset(cfg, 0, sizeof *cfg);
-    cfg->rank = rank;
-    cfg->world = world;
-    cfg->segment_bytes = seg;
-    cfg->timeout_ms = timeout;
-    cfg->job_token = TOKEN;
-    cfg->layout_hash = LAYOUT;
-}
-
-/* Sets up world ranks without hello. Returns 0 or -1. */
-static int job_init(struct job *j, int world, uint32_t seg, size_t fifo, uint32_t timeout)
-{
-    int r;
-    memset(j, 0, sizeof *j);
-    j->world = world;
-    if (sim_init(&j->net, world, fifo) < 0)
-        return -1;
-    for (r = 0; r < world; r++) {
-        struct tr_comm_config cfg;
-        size_t need;
-        job_cfg(&cfg, world, r, seg, timeout);
-        need = tr_comm_scratch_size(&cfg);
-        j->scratch[r] = need ? malloc(need) : NULL;
-        if (tr_comm_init(&j->c[r], &cfg, world > 1 ? &j->net.tp[r] : NULL,
-                         j->scratch[r], need) != 0)
-            return -1;
-    }
-    return 0;
-}
-
-static void job_free(struct job *j)
-{
-    int r;
-    for (r = 0; r < j->world; r++)
-        free(j->scratch[r]);
-    sim_free(&j->net);
-}
-
-static int all_rc(const struct job *j, int want)
-{
-    int r;
-    for (r = 0; r < j->world; r++)
-        if (j->rc[r] != want)
-            return 0;
-    return 1;
-}
-
-static int job_hello(struct job *j)
-{
-    int r;
-    for (r = 0; r < j->world; r++)
-        j->rc[r] = tr_comm_hello_start(&j->c[r]);
-    sim_run(&j->net, j->c, j->rc, 100000, 0);
-    return all_rc(j, 0) ? 0 : -1;
-}
-
-static int job_open(struct job *j, int world, uint32_t seg, size_t fifo, uint32_t timeout)
-{
-    if (job_init(j, world, seg, fifo, timeout) < 0)
-        return -1;
-    return job_hello(j);
-}
-
-/* deterministic test value for rank r, element i, in [-1, 1) */
-static float val(int r, size_t i, unsigned salt)
-{
-    uint32_t x = (uint32_t)i * 2654435761u ^ (uint32_t)(r + 1) * 40503u ^ salt * 2246822519u;
-    x ^= x >> 15;
-    x *= 2246822519u;
-    x ^= x >> 13;
-    return (float)((int32_t)(x & 0xFFFFFF) - 0x800000) / (float)0x800000;
-}
-
-static float *alloc_buf(size_t count)
-{
-    float *b = malloc((count + CANARY) * sizeof(float));
-    size_t i;
-    for (i = 0; i < CANARY; i++)
-        b[count + i] = GUARD;
-    return b;
-}
-
-static int canary_ok(const float *b, size_t count)
-{
-    size_t i;
-    for (i = 0; i < CANARY; i++)
-        if (b[count + i] != GUARD)
-            return 0;
-    return 1;
-}
-
-enum what { W_ALLREDUCE, W_REDUCE };
-
-static const char *algo_name(int a)
-{
-    return a == TR_ALGO_RING ? "ring" : a == TR_ALGO_CHAIN ? "chain" : "reduce+bcast";
-}
-
-struct knobs {
-    size_t max_write;
-    unsigned again_every;
-    int shuffle;
-    size_t fifo;
-};
-
-/* Runs one float collective on fresh ranks and checks it against a
- * double-precision serial sum. Returns 1 if everything held. */
-static int run_float(int world, size_t count, enum what what, int op, int algo, int root,
-                     uint32_t seg, const struct knobs *k)
-{
-    struct job j;
-    float *buf[SIM_MAX_WORLD];
-    double *ref;
-    size_t i;
-    int r, ok = 1;
-    long rounds;
-    double tol = 1e-6 * (world + 1);
-    unsigned salt = (unsigned)(count * 31 + (size_t)world);
-
-    if (job_open(&j, world, seg, k && k->fifo ? k->fifo : 1u << 16, 2000) < 0) {
-        TH_CHECK(0, "hello world=%d", world);
-        job_free(&j);
-        return 0;
-    }
-    if (k) {
-        for (r = 0; r < world; r++) {
-            j.net.ep[r].max_write = k->max_write;
-            j.net.ep[r].again_every = k->again_every;
-        }
-    }
-    ref = calloc(count + 1, sizeof(double));
-    for (r = 0; r < world; r++) {
-        buf[r] = alloc_buf(count);
-        for (i = 0; i < count; i++) {
-            buf[r][i] = val(r, i, salt);
-            ref[i] += (double)buf[r][i];
-        }
-    }
-    for (r = 0; r < world; r++)
-        j.rc[r] = what == W_ALLREDUCE
-                      ? tr_allreduce_start(&j.c[r], buf[r], count, (enum tr_op)op, (enum tr_algo)algo)
-                      : tr_reduce_start(&j.c[r], buf[r], count, (enum tr_op)op, root);
-    rounds = sim_run(&j.net, j.c, j.rc, 100000, k ? k->shuffle : 0);
-    if (rounds < 0 || !all_rc(&j, 0)) {
-        fprintf(stderr, "  rounds=%ld rc0=%d fault phase=%s\n", rounds, j.rc[0],
-                tr_comm_phase_name(j.c[0].fault.phase));
-        ok = 0;
-    }
-    for (r = 0; r < world && ok; r++) {
-        if (what == W_REDUCE && r != root)
-            continue;
-        for (i = 0; i < count; i++) {
-            double want = op == TR_OP_AVG ? ref[i] / world : ref[i];
-            if (!(fabs((double)buf[r][i] - want) <= tol)) {
-                fprintf(stderr, "  rank %d elem %zu: %.9g want %.9g\n", r, i,
-                        (double)buf[r][i], want);
-                ok = 0;
-                break;
-            }
-        }
-        if (what == W_ALLREDUCE && r > 0 && count &&
-            memcmp(buf[r], buf[0], count * sizeof(float)) != 0) {
-            fprintf(stderr, "  rank %d differs bitwise from rank 0\n", r);
-            ok = 0;
-        }
-    }
-    for (r = 0; r < world; r++) {
-        if (!canary_ok(buf[r], count)) {
-            fprintf(stderr, "  rank %d canary overwritten\n", r);
-            ok = 0;
-        }
-        free(buf[r]);
-    }
-    free(ref);
-    job_free(&j);
-    return ok;
-}
-
-static int run_bcast(int world, size_t bytes, int root, uint32_t seg, const struct knobs *k)
-{
-    struct job j;
-    uint8_t *buf[SIM_MAX_WORLD];
-    size_t i;
-    int r, ok = 1;
-
-    if (job_open(&j, world, seg, k && k->fifo ? k->fifo : 1u << 16, 2000) < 0) {
-        job_free(&j);
-        return 0;
-    }
-    if (k)
-        for (r = 0; r < world; r++) {
-            j.net.ep[r].max_write = k->max_write;
-            j.net.ep[r].again_every = k->again_every;
-        }
-    for (r = 0; r < world; r++) {
-        buf[r] = malloc(bytes + 16);
-        for (i = 0; i < bytes; i++)
-            buf[r][i] = (uint8_t)(r == root ? i * 7 + 3 : 0xEE);
-        memset(buf[r] + bytes, 0xA5, 16);
-    }
-    for (r = 0; r < world; r++)
-        j.rc[r] = tr_broadcast_start(&j.c[r], buf[r], bytes, root);
-    if (sim_run(&j.net, j.c, j.rc, 100000, k ? k->shuffle : 0) < 0 || !all_rc(&j, 0))
-        ok = 0;
-    for (r = 0; r < world; r++) {
-        for (i = 0; ok && i < bytes; i++)
-            if (buf[r][i] != (uint8_t)(i * 7 + 3))
-                ok = 0;
-        for (i = 0; i < 16; i++)
-            if (buf[r][bytes + i] != 0xA5)
-                ok = 0;
-        free(buf[r]);
-    }
-    job_free(&j);
-    return ok;
-}
 
 /* ---- grids ---------------------------------------------------------------- */
 
@@ -320,12 +86,160 @@ static void test_barrier(void)
     }
 }
 
+/* The same collectives through a hostile transport: partial writes down to
+ * one byte, would-block every n-th call, FIFOs smaller than a segment, and a
+ * shuffled schedule. Results must not change. */
+static void test_knobs(void)
+{
+    static const struct knobs ks[] = {
+        {1, 0, 0, 0},  {7, 3, 1, 0},  {0, 2, 1, 0},
+        {0, 0, 1, 50}, {13, 5, 1, 97}, {1000, 0, 1, 3000},
+    };
+    static const int worlds[] = {2, 3, 5, 8};
+    static const size_t ns[] = {1, 13, 1009, 4099};
+    size_t ki, wi, ni;
+    int algo;
+    for (ki = 0; ki < sizeof ks / sizeof ks[0]; ki++)
+        for (wi = 0; wi < sizeof worlds / sizeof worlds[0]; wi++)
+            for (ni = 0; ni < sizeof ns / sizeof ns[0]; ni++) {
+                for (algo = 0; algo < 3; algo++)
+                    TH_CHECK(run_float(worlds[wi], ns[ni], W_ALLREDUCE, algo == 1, algo, 0, 256,
+                                       &ks[ki]),
+                             "knobs %zu: %s world=%d count=%zu", ki, algo_name(algo),
+                             worlds[wi], ns[ni]);
+                TH_CHECK(run_float(worlds[wi], ns[ni], W_REDUCE, TR_OP_AVG, 0, worlds[wi] - 1,
+                                   128, &ks[ki]),
+                         "knobs %zu: reduce world=%d count=%zu", ki, worlds[wi], ns[ni]);
+                TH_CHECK(run_bcast(worlds[wi], ns[ni] * 4 + 3, 1, 64, &ks[ki]),
+                         "knobs %zu: broadcast world=%d", ki, worlds[wi]);
+            }
+}
+
+/* Large buffers with the default 64 KiB segments; 16 Mi elements for a
+ * couple of world sizes only, to keep the suite short. */
+static void test_large(void)
+{
+    struct knobs k = {0, 0, 0, 256 * 1024};
+    TH_CHECK(run_float(2, 16u << 20, W_ALLREDUCE, TR_OP_AVG, TR_ALGO_RING, 0, 0, &k),
+             "ring avg world=2 count=16Mi");
+    TH_CHECK(run_float(3, (16u << 20) + 1, W_ALLREDUCE, TR_OP_SUM, TR_ALGO_RING, 0, 0, &k),
+             "ring sum world=3 count=16Mi+1");
+    TH_CHECK(run_float(5, (1u << 20) + 7, W_ALLREDUCE, TR_OP_SUM, TR_ALGO_CHAIN, 0, 0, &k),
+             "chain world=5 count=1Mi+7");
+    TH_CHECK(run_float(4, (1u << 20) + 3, W_ALLREDUCE, TR_OP_AVG, TR_ALGO_REDUCE_BCAST, 0, 0, &k),
+             "reduce+bcast world=4 count=1Mi+3");
+    TH_CHECK(run_float(8, (2u << 20) + 5, W_ALLREDUCE, TR_OP_AVG, TR_ALGO_RING, 0, 0, &k),
+             "ring avg world=8 count=2Mi+5");
+}
+
+/* Back to back, as an application runs them: each rank starts its next
+ * collective as soon as its previous one finished, so ranks are in
+ * different collectives at the same time. */
+static void test_sequence(void)
+{
+    int world;
+    for (world = 2; world <= 6; world++) {
+        struct job j;
+        enum { STEPS = 12 };
+        float *buf[SIM_MAX_WORLD];
+        uint8_t bytes[SIM_MAX_WORLD][77];
+        int step[SIM_MAX_WORLD], r, ok = 1, done = 0;
+        long guard = 0;
+        size_t n = 997, i;
+
+        if (job_open(&j, world, 128, 700, 1000) < 0) {
+            TH_CHECK(0, "hello world %d", world);
+            job_free(&j);
+            continue;
+        }
+        for (r = 0; r < world; r++) {
+            buf[r] = alloc_buf(n);
+            for (i = 0; i < n; i++)
+                buf[r][i] = (float)(r + 1);
+            step[r] = 0;
+            j.rc[r] = 0;
+        }
+        while (done < world && guard++ < 1000000) {
+            done = 0;
+            for (r = 0; r < world; r++) {
+                if (j.rc[r] == TR_ERR_AGAIN) {
+                    j.rc[r] = tr_comm_progress(&j.c[r]);
+                } else if (j.rc[r] < 0) {
+                    ok = 0;
+                    done++;
+                } else if (step[r] == STEPS) {
+                    done++;
+                } else {
+                    /* steps: allreduce ring, barrier, broadcast, chain, reduce */
+                    switch (step[r] % 6) {
+                    case 0: j.rc[r] = tr_allreduce_start(&j.c[r], buf[r], n, TR_OP_AVG, TR_ALGO_RING); break;
+                    case 1: j.rc[r] = tr_barrier_start(&j.c[r]); break;
+                    case 2:
+                        memset(bytes[r], r == 1 ? step[r] : 0, sizeof bytes[r]);
+                        j.rc[r] = tr_broadcast_start(&j.c[r], bytes[r], sizeof bytes[r], 1);
+                        break;
+                    case 3: j.rc[r] = tr_allreduce_start(&j.c[r], buf[r], n, TR_OP_SUM, TR_ALGO_CHAIN); break;
+                    case 4: j.rc[r] = tr_allreduce_start(&j.c[r], buf[r], n, TR_OP_AVG, TR_ALGO_REDUCE_BCAST); break;
+                    default: j.rc[r] = tr_barrier_start(&j.c[r]); break;
+                    }
+                    step[r]++;
+                }
+            }
+        }
+        /* values start at r+1: avg -> (w+1)/2, chain sum -> w(w+1)/2, avg
+         * keeps it; the second round's sum -> w*w(w+1)/2 (all exact) */
+        for (r = 0; r < world && ok; r++) {
+            float want = (float)(world * world * (world + 1)) / 2.0f;
+            for (i = 0; i < n; i++)
+                if (buf[r][i] != want || memcmp(buf[r], buf[0], n * sizeof(float)))
+                    ok = 0;
+            if (bytes[r][76] != 8)
+                ok = 0;
+            ok &= canary_ok(buf[r], n);
+        }
+        TH_CHECK(ok && done == world, "back-to-back collectives, world %d", world);
+        for (r = 0; r < world; r++)
+            free(buf[r]);
+        job_free(&j);
+    }
+}
+
+/* The fast reduction kernels agree bitwise with their plain references. */
+static void test_kernels(void)
+{
+    enum { N = 1031 };
+    static float a[N], b[N], s[N], ra[N];
+    size_t n, i;
+    int ok = 1;
+    for (n = 0; n <= N; n += n < 40 ? 1 : 197) {
+        for (i = 0; i < n; i++) {
+            a[i] = ra[i] = val(1, i, (unsigned)n) * 1e3f;
+            s[i] = val(2, i, (unsigned)n);
+        }
+        tr_comm_sum(a, s, n);
+        tr_comm_sum_ref(ra, s, n);
+        ok &= memcmp(a, ra, n * sizeof(float)) == 0;
+        tr_comm_sum_div(a, s, n, 7.0f);
+        tr_comm_sum_div_ref(ra, s, n, 7.0f);
+        ok &= memcmp(a, ra, n * sizeof(float)) == 0;
+        for (i = 0; i < n; i++)
+            b[i] = a[i];
+        tr_comm_div(a, n, 1.0f);
+        ok &= memcmp(a, b, n * sizeof(float)) == 0;
+    }
+    TH_CHECK(ok, "reduction kernels equal their references bitwise");
+}
+
 int main(int argc, char **argv)
 {
     (void)argc;
     (void)argv;
+    test_kernels();
     test_grid();
     test_reduce_bcast_barrier_grid();
     test_barrier();
+    test_knobs();
+    test_sequence();
+    test_large();
     return th_report("comm");
 }
