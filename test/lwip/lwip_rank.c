@@ -104,6 +104,7 @@ int main(int argc, char **argv)
                 j.rank, tr_strerror(rc), lw.last_lwip_err, (unsigned)lw.refused);
         return 1;
     }
+    printf("lwip rank %d: links up, %u strangers refused\n", j.rank, (unsigned)lw.refused);
     code = ring_job_run(&j, tr_lwip_transport(&lw));
     tr_lwip_close(&lw, 2000);
     if (tap.rx_drop || tap.tx_err)

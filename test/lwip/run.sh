@@ -114,6 +114,33 @@ run_ring() { start_ring "$@"; wait_ring "$1"; }
 check "stream: 2 lwIP ranks, 4 MiB each way" run_ring stream LL stream --bytes 4194304
 grep -h "stream sent" "$LOG"/stream.*.out 2>/dev/null
 
+# 1b. a stranger (another job's token) knocks on rank 0 first: it is refused
+#     and the real ring of two still forms and runs
+stranger_case() {
+  local t="198.18.0.10:$PORT,198.18.0.12:$PORT" a b s st
+  timeout 30 ip netns exec "$NS" "$BIN/lwip_rank" --tap tap2 --ip 198.18.0.12 --table "$t" \
+    --rank 1 --world 2 --token 0x0bad --mode stream --suite lwip-stranger-x --bytes 1000 \
+    --connect-ms 2500 >"$LOG/stranger.x.out" 2>&1 &
+  s=$!; PIDS+=($s)
+  t="198.18.0.10:$PORT,198.18.0.11:$PORT"
+  timeout 30 ip netns exec "$NS" "$BIN/lwip_rank" --tap tap0 --ip 198.18.0.10 --table "$t" \
+    --rank 0 --world 2 --token $TOKEN --mode stream --suite lwip-stranger-r0 --bytes 100000 \
+    >"$LOG/stranger.0.out" 2>&1 &
+  a=$!; PIDS+=($a)
+  sleep 1
+  timeout 30 ip netns exec "$NS" "$BIN/lwip_rank" --tap tap1 --ip 198.18.0.11 --table "$t" \
+    --rank 1 --world 2 --token $TOKEN --mode stream --suite lwip-stranger-r1 --bytes 100000 \
+    >"$LOG/stranger.1.out" 2>&1 &
+  b=$!; PIDS+=($b)
+  wait $a; check "stranger: rank 0 ran its stream" test $? -eq 0
+  wait $b; check "stranger: rank 1 ran its stream" test $? -eq 0
+  wait $s; st=$?
+  check "stranger: the other job's process never got a link (exit $st)" test $st -eq 1
+  check "stranger: rank 0 refused it" grep -q "links up, [1-9][0-9]* strangers refused" "$LOG/stranger.0.out"
+  grep -h "strangers refused\|bootstrap failed" "$LOG"/stranger.*.out
+}
+stranger_case
+
 # 2. the collectives suite over 2, 3 and 4 lwIP ranks
 for kinds in LL LLL LLLL; do
   check "collectives over ${#kinds} lwIP ranks" run_ring "coll${#kinds}" "$kinds" coll
