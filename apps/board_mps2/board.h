@@ -18,6 +18,9 @@ uint32_t board_now_ms(void);
  * time, so a difference times 40 is an instruction count. */
 uint64_t board_ticks(void);
 
+/* Deepest stack use so far in bytes (the reset handler paints the stack). */
+uint32_t board_stack_used(void);
+
 /* CMSDK APB UART0 (qemu -serial / -nographic stdio): polled output. */
 void board_uart_init(void);
 void board_uart_puts(const char *s);

@@ -229,6 +229,7 @@ int main(void)
     board_printf("ring: ticks compute %u allreduce %u, lan9118 tx %u rx %u rx_err %u nopbuf %u\n",
                  (unsigned)t_comp, (unsigned)t_comm, (unsigned)nic.tx_frames,
                  (unsigned)nic.rx_frames, (unsigned)nic.rx_errors, lan9118_netif_rx_nopbuf);
+    board_printf("stack used %u bytes\n", (unsigned)board_stack_used());
     /* a last barrier so nobody closes while a neighbour still reads */
     if ((e = tr_barrier(&comm)) < 0)
         return fail("barrier", e);

@@ -8,7 +8,9 @@
 
 extern uint32_t __data_load[], __data_start[], __data_end[];
 extern uint32_t __bss_start[], __bss_end[], __psram_start[], __psram_end[];
-extern uint32_t __stack_top[];
+extern uint32_t __stack_top[], __stack_bottom[];
+
+#define STACK_PAINT 0x5AC4C0DEu
 
 int main(void);
 void tr_board_reset(void);
@@ -66,9 +68,25 @@ void tr_board_reset(void)
         *d++ = 0;
     for (d = __psram_start; d < __psram_end;)
         *d++ = 0;
+    /* paint the stack below the current frame: board_stack_used() measures
+     * the high-water mark by finding the deepest overwritten word */
+    {
+        uint32_t *sp;
+        __asm__ volatile("mov %0, sp" : "=r"(sp));
+        for (d = __stack_bottom; d < sp - 16;)
+            *d++ = STACK_PAINT;
+    }
     BOARD_REG32(SCB_CPACR) |= 0xFu << 20;  /* CP10, CP11: full access */
     __asm__ volatile("dsb\n\tisb" ::: "memory");
     sh_exit(main());
+}
+
+uint32_t board_stack_used(void)
+{
+    const uint32_t *p = __stack_bottom;
+    while (p < __stack_top && *p == STACK_PAINT)
+        p++;
+    return (uint32_t)((uintptr_t)__stack_top - (uintptr_t)p);
 }
 
 typedef void (*vector_fn)(void);

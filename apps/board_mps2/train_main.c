@@ -83,5 +83,6 @@ int main(void)
     board_printf("params hash %x\n", (unsigned)bt_hash_floats(model.params, model.n_params));
     board_printf("ticks %u per-sample %u (25 MHz SysTick; x40 = instructions under -icount shift=0)\n",
                  (unsigned)compute, (unsigned)(compute / ((uint64_t)steps * B)));
+    board_printf("stack used %u bytes\n", (unsigned)board_stack_used());
     return 0;
 }

@@ -72,7 +72,9 @@ echo "  board: wall $(awk "BEGIN{printf \"%.1f\", $t1-$t0}") s under TCG"
 "$B/host_train" check "$work/train.log" "$work/images.idx" "$work/labels.idx" \
   "$STEPS" "$SEED" "$C1" "$C2" "$BATCH"; st=$?
 check "board losses match the host build" [ "$st" -eq 0 ]
-check "no heap in the training image" bash -c "! arm-none-eabi-nm '$B/train.elf' | grep -qwE '_sbrk|malloc|_malloc_r|free'"
+for img in train ring; do
+  check "no heap in $img.elf (no _sbrk, malloc, free)" bash -c "! arm-none-eabi-nm '$B/$img.elf' | grep -qwE '_sbrk|malloc|_malloc_r|free|calloc|realloc'"
+done
 
 # 4. the ring
 if [ -x "$here/ring.sh" ] || [ -f "$here/ring.sh" ]; then
