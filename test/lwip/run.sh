@@ -16,99 +16,13 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib.sh"
 BIN=$(cd "${1:?usage: run.sh BINDIR}" && pwd)
 SUITE=lwip
-NS=tr-lwip-$$
-LOG=$(mktemp -d /tmp/tr-lwip.XXXXXX)
-PIDS=()
-TOKEN=0x7e57a11ce0ff1ce5
-PORT=7000
-
-cleanup() {
-  local p
-  for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
-  wait 2>/dev/null
-  ip netns del "$NS" 2>/dev/null
-  if [ "$TH_FAILED" -eq 0 ]; then rm -rf "$LOG"; else echo "lwip: logs kept in $LOG" >&2; fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+. "$here/netns.sh"
 
 if [ "$(id -u)" -ne 0 ]; then
   echo "lwip: needs root for network namespaces and TAP devices" >&2
   fail "running as root"; report "$SUITE"; exit 1
 fi
-[ -c /dev/net/tun ] || { mkdir -p /dev/net; mknod /dev/net/tun c 10 200 2>/dev/null; }
-
-nsx() { ip netns exec "$NS" "$@"; }
-
-setup() {
-  ip netns add "$NS" || return 1
-  nsx ip link set lo up &&
-  nsx ip link add br0 type bridge &&
-  nsx ip link set br0 type bridge stp_state 0 forward_delay 0 &&
-  nsx ip addr add 198.18.0.1/24 dev br0 &&
-  nsx ip link set br0 up || return 1
-  local i
-  for i in 0 1 2 3; do
-    nsx ip tuntap add dev "tap$i" mode tap &&
-    nsx ip link set "tap$i" master br0 &&
-    nsx ip link set "tap$i" up || return 1
-    nsx ip addr add "198.18.0.$((20 + i))/24" dev br0 || return 1
-  done
-}
 check "namespace with bridge and 4 TAPs" setup
-
-# A ring described by a string of kinds, one letter per rank: L = lwIP, P = POSIX.
-# table_for KINDS -> the static address table every lwIP rank gets
-table_for() {
-  local kinds=$1 r t=
-  for ((r = 0; r < ${#kinds}; r++)); do
-    if [ "${kinds:r:1}" = L ]; then t+="198.18.0.$((10 + r)):$PORT,"; else t+="198.18.0.$((20 + r)):$PORT,"; fi
-  done
-  echo "${t%,}"
-}
-
-# start_ring NAME KINDS MODE [extra args...]: starts every rank in the
-# background (PIDS, RANKPID[r]); logs in $LOG/NAME.r.out
-declare -a RANKPID
-start_ring() {
-  local name=$1 kinds=$2 mode=$3; shift 3
-  local world=${#kinds} table r reg=()
-  table=$(table_for "$kinds")
-  RANKPID=()
-  for ((r = 0; r < world; r++)); do
-    if [ "${kinds:r:1}" = L ]; then
-      timeout 120 ip netns exec "$NS" "$BIN/lwip_rank" --tap "tap$r" --ip "198.18.0.$((10 + r))" \
-        --table "$table" --rank $r --world "$world" --token $TOKEN --mode "$mode" \
-        --suite "lwip-$name-r$r" "$@" >"$LOG/$name.$r.out" 2>&1 &
-      reg+=(--rank $r --at "198.18.0.$((10 + r)):$PORT")
-    else
-      timeout 120 ip netns exec "$NS" "$BIN/posix_rank" --master "198.18.0.20:29500" \
-        --addr "198.18.0.$((20 + r))" --port $PORT --rank $r --world "$world" --token $TOKEN \
-        --mode "$mode" --suite "lwip-$name-r$r" "$@" >"$LOG/$name.$r.out" 2>&1 &
-    fi
-    RANKPID[r]=$!
-    PIDS+=($!)
-  done
-  # a mixed ring: POSIX rank 0 is the rendezvous master; register the lwIP ranks
-  if [ "${kinds:0:1}" = P ] && [ ${#reg[@]} -gt 0 ]; then
-    timeout 60 ip netns exec "$NS" "$BIN/lwip_register" --master 198.18.0.20:29500 \
-      --token $TOKEN --world "$world" "${reg[@]}" >"$LOG/$name.reg.out" 2>&1 &
-    PIDS+=($!)
-  fi
-}
-
-# wait_ring NAME: 0 if every rank exited 0
-wait_ring() {
-  local name=$1 r st=0
-  for r in "${!RANKPID[@]}"; do
-    if ! wait "${RANKPID[r]}"; then
-      echo "lwip: $name rank $r failed:" >&2; tail -n 5 "$LOG/$name.$r.out" >&2; st=1
-    fi
-  done
-  return $st
-}
-
-run_ring() { start_ring "$@"; wait_ring "$1"; }
 
 # 1. the port's byte stream between two lwIP stacks, no collectives
 check "stream: 2 lwIP ranks, 4 MiB each way" run_ring stream LL stream --bytes 4194304
