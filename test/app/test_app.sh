@@ -1,0 +1,199 @@
+#!/usr/bin/env bash
+# test/app: mnist_ring end to end on generated IDX data (and one run on
+# Fashion-MNIST). Usage: test_app.sh BUILD_DIR. Every process is bounded by
+# timeout; all networking is on 127.0.0.1.
+set -u
+here=$(cd "$(dirname "$0")/../.." && pwd)
+. "$here/test/lib.sh"
+B=${1:-build}
+MR=$B/mnist_ring
+GEN=$B/test/app/gen_idx
+T=$(mktemp -d /tmp/tr_test_app.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+TO="timeout -k 5"
+
+mkdir -p "$T/raw" "$T/gz" "$T/tv/MNIST/raw"
+$GEN "$T/raw" 600 100 7 raw && $GEN "$T/gz" 600 100 7 gz && $GEN "$T/tv/MNIST/raw" 600 100 7 gz ||
+  { fail "generate data"; report app; exit 1; }
+D="$T/gz"
+
+free_port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+# hashes FILE RANKS STEPS: every step has exactly RANKS equal hashes, steps 1..STEPS all present
+hashes_agree() {
+  awk -v ranks="$2" -v steps="$3" '
+    $1=="param-hash" { n[$5]++; if (!($5 in h)) h[$5]=$6; else if (h[$5]!=$6) bad++ }
+    END { for (s=1; s<=steps; s++) if (n[s]!=ranks) bad++; for (s in n) if (s+0>steps) bad++; exit bad>0 }' "$1"
+}
+final_of() { awk '$1=="final-hash" && $3==0 { print $5, $7 }' "$1"; }
+first_loss() { awk '$1=="epoch" && $3=="loss" { print $4; exit }' "$1"; }
+last_loss() { awk '$1=="epoch" && $3=="loss" { l=$4 } END { print l }' "$1"; }
+falls() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(b < a) }'; }
+
+# --- 1, 2, 4 ranks: identical params on every rank after every step; loss falls
+for n in 1 2 4; do
+  out="$T/r$n.out"; err="$T/r$n.err"
+  steps=$(( ( (600 + n - 1) / n + 99 ) / 100 * 4 ))
+  $TO 120 "$MR" --data "$D" --nproc $n --epochs 4 --lr 0.01 --seed 3 --debug-param-hash \
+     --metrics "$T/m$n.csv" >"$out" 2>"$err"
+  check "world $n: run exits 0" test $? -eq 0
+  check "world $n: params bitwise equal on all ranks after each of $steps steps" hashes_agree "$err" $n $steps
+  check "world $n: loss falls over 4 epochs ($(first_loss "$out") -> $(last_loss "$out"))" falls "$(first_loss "$out")" "$(last_loss "$out")"
+  check "world $n: metrics CSV has a header and 4 rows" test "$(wc -l < "$T/m$n.csv")" -eq 5
+  check "world $n: final params+BN equal on all ranks" test "$(awk '$1=="final-hash" {print $5,$7}' "$err" | sort -u | wc -l)" -eq 1
+done
+check "world 4 learns the synthetic digits (test acc > 0.5)" awk '$1=="epoch" && $2=="4/4" && $3=="loss" { f=1; ok=($13>0.5) } END { exit !(f&&ok) }' "$T/r4.out"
+
+# --- raw and gzip'd files, and torchvision's MNIST/raw layout, give the same bits
+$TO 60 "$MR" --data "$T/raw" --epochs 1 --debug-param-hash --quiet >/dev/null 2>"$T/raw.err"
+$TO 60 "$MR" --data "$T/tv" --epochs 1 --debug-param-hash --quiet >/dev/null 2>"$T/tv.err"
+$TO 60 "$MR" --data "$T/gz" --epochs 1 --debug-param-hash --quiet >/dev/null 2>"$T/gz1.err"
+check "raw IDX == gz IDX, bit for bit" test -n "$(final_of "$T/raw.err")" -a "$(final_of "$T/raw.err")" = "$(final_of "$T/gz1.err")"
+check "torchvision MNIST/raw layout == flat layout" test "$(final_of "$T/tv.err")" = "$(final_of "$T/gz1.err")"
+
+# --- stop and resume == uninterrupted, bit for bit (params, momentum path, BN stats)
+# reference: 2 ranks, 3 epochs, checkpoint every 2 steps (3 steps per epoch)
+common=(--data "$D" --nproc 2 --epochs 3 --lr 0.01 --seed 5 --checkpoint-every 2 --debug-param-hash --quiet)
+$TO 120 "$MR" "${common[@]}" --checkpoint "$T/ref.ck" --save-model "$T/ref.trm" >"$T/ref.out" 2>"$T/ref.err"
+check "reference run exits 0" test $? -eq 0
+# interrupted after 5 steps (last checkpoint: step 4), then resumed twice over
+$TO 120 "$MR" "${common[@]}" --checkpoint "$T/b.ck" --max-steps 5 >"$T/b1.out" 2>"$T/b1.err"
+check "first leg stops after 5 steps" grep -q "stopped after 5 steps" "$T/b1.out"
+check "first leg left no model" test ! -e "$T/b.trm"
+$TO 120 "$MR" "${common[@]}" --checkpoint "$T/b.ck" --max-steps 7 --resume >"$T/b2.out" 2>"$T/b2.err"
+check "second leg resumes at step 4" grep -q "resuming from .*(4 steps done)" "$T/b2.out"
+$TO 120 "$MR" "${common[@]}" --checkpoint "$T/b.ck" --resume --save-model "$T/b.trm" >"$T/b3.out" 2>"$T/b3.err"
+check "third leg exits 0" test $? -eq 0
+check "resumed model file == uninterrupted model file, byte for byte" cmp -s "$T/ref.trm" "$T/b.trm"
+check "resumed final checkpoint == uninterrupted one" cmp -s "$T/ref.ck" "$T/b.ck"
+check "per-step hashes after resuming match the reference" \
+  bash -c "diff <(grep param-hash '$T/ref.err' | sort -u | sort -k5n | awk '\$5>6') <(grep param-hash '$T/b3.err' | sort -u | sort -k5n)"
+# checkpoints never change the parameters: same params without any checkpoint
+$TO 120 "$MR" --data "$D" --nproc 2 --epochs 3 --lr 0.01 --seed 5 --debug-param-hash --quiet >/dev/null 2>"$T/nock.err"
+check "params with and without checkpoints are equal" test "$(final_of "$T/nock.err" | cut -d' ' -f1)" = "$(final_of "$T/ref.err" | cut -d' ' -f1)"
+# a different configuration refuses to resume
+$TO 60 "$MR" --data "$D" --nproc 2 --epochs 3 --lr 0.02 --seed 5 --checkpoint-every 2 --quiet \
+   --checkpoint "$T/b.ck" --resume >/dev/null 2>"$T/cfg.err"
+st=$?
+check "resume with another lr fails" test $st -ne 0
+check "... saying the configuration differs" grep -q "different configuration" "$T/cfg.err"
+
+# --- bad data: message naming the file and problem, non-zero exit, nothing written
+for kind in magic truncated count dims labelrange; do
+  for fmt in raw gz; do
+    bd="$T/bad-$kind-$fmt"; mkdir -p "$bd"; $GEN "$bd" 600 100 7 $fmt $kind
+    $TO 30 "$MR" --data "$bd" --nproc 2 --checkpoint "$bd/ck" --save-model "$bd/model" --metrics "$bd/m.csv" >"$bd/out" 2>"$bd/err"
+    st=$?
+    case $kind in
+      magic) want="wrong magic";; truncated) want="truncated";; count) want="count mismatch";;
+      dims) want="27x28, expected 28x28";; labelrange) want="is not a class 0..9";;
+    esac
+    check "bad data ($kind, $fmt): exit status 2 (got $st)" test $st -eq 2
+    check "bad data ($kind, $fmt): message '$want' naming the file" grep -q "$bd/train-.*$want" "$bd/err"
+    check "bad data ($kind, $fmt): no checkpoint, model or metrics written" test ! -e "$bd/ck" -a ! -e "$bd/model" -a ! -e "$bd/m.csv"
+  done
+done
+$TO 30 "$MR" --data "$T/nowhere" >/dev/null 2>"$T/nodata.err"
+check "missing data directory: clear message" grep -q "no train-images-idx3-ubyte" "$T/nodata.err"
+
+# --- unwritable checkpoint path and a full disk: clear error, last good checkpoint kept
+$TO 60 "$MR" --data "$D" --epochs 1 --quiet --checkpoint /nonexistent-dir/ck >/dev/null 2>"$T/unw.err"
+st=$?
+check "unwritable checkpoint: non-zero exit" test $st -ne 0
+check "unwritable checkpoint: message names the path" grep -q "checkpoint: /nonexistent-dir/ck: cannot create" "$T/unw.err"
+full_disk() {  # in a private mount namespace: a 300 KiB tmpfs holds one checkpoint, not two
+  $TO 120 unshare -rm bash -c '
+    mount -t tmpfs -o size=300k tr_full "$1" || exit 77
+    "$2" --data "$3" --epochs 2 --quiet --checkpoint "$1/ck" >"$4/full.out" 2>"$4/full.err"; echo $? >"$4/full.rc"
+    "$2" --data "$3" --epochs 2 --quiet --checkpoint "$1/ck" --resume >"$4/full2.out" 2>&1; echo $? >"$4/full2.rc"
+    ls "$1" >"$4/full.ls"' _ "$T/mnt" "$MR" "$D" "$T"
+}
+mkdir -p "$T/mnt"; full_disk; st=$?
+if [ $st -eq 77 ]; then  # no mount namespaces here: a file size limit gives the same path (EFBIG)
+  ( ulimit -f 300; $TO 120 "$MR" --data "$D" --epochs 2 --quiet --checkpoint "$T/mnt/ck" >"$T/full.out" 2>"$T/full.err"; echo $? >"$T/full.rc" )
+  $TO 120 "$MR" --data "$D" --epochs 2 --quiet --checkpoint "$T/mnt/ck" --resume >"$T/full2.out" 2>&1; echo $? >"$T/full2.rc"
+  ls "$T/mnt" >"$T/full.ls"
+fi
+check "full disk: second checkpoint fails, non-zero exit" test "$(cat "$T/full.rc" 2>/dev/null)" != 0
+check "full disk: message says so" grep -Eq "No space left on device|File too large" "$T/full.err"
+check "full disk: previous checkpoint kept, no temp file" test "$(cat "$T/full.ls" 2>/dev/null)" = ck
+check "full disk: the kept checkpoint resumes (epoch 2)" grep -q "resuming from .*epoch 2, step 0" "$T/full2.out"
+
+# --- a killed rank makes the others stop with an error, not hang
+mkdir -p "$T/big"; $GEN "$T/big" 6000 100 9 raw
+port=$(free_port)
+$TO 60 "$MR" --data "$T/big" --epochs 20 --quiet --debug-param-hash --timeout 20 \
+   --init-method tcp://127.0.0.1:$port --rank 0 --world-size 2 >/dev/null 2>"$T/k0.err" &
+p0=$!
+$TO 60 "$MR" --data "$T/big" --epochs 20 --quiet --debug-param-hash --timeout 20 \
+   --init-method tcp://127.0.0.1:$port --rank 1 --world-size 2 >/dev/null 2>"$T/k1.err" &
+p1=$!
+for _ in $(seq 50); do r1=$(pgrep -P $p1); [ -n "$r1" ] && break; sleep 0.1; done   # mnist_ring under timeout
+for _ in $(seq 100); do grep -q "param-hash rank 1 step 3 " "$T/k1.err" 2>/dev/null && break; sleep 0.1; done
+check "tcp:// ranks train (step 3 reached)" grep -q "param-hash rank 1 step 3 " "$T/k1.err"
+t0=$(date +%s)
+kill -9 $r1 2>/dev/null; wait $p1 2>/dev/null
+wait $p0; st=$?; t1=$(date +%s)
+check "killed rank 1: rank 0 exits non-zero (got $st), not by the timeout" test $st -ne 0 -a $st -ne 124 -a $st -ne 137
+check "killed rank 1: rank 0 stopped within 10 s ($((t1 - t0)) s)" test $((t1 - t0)) -le 10
+check "killed rank 1: rank 0 says which collective failed and why" grep -Eq "rank 0: gradient allreduce failed: .*(closed|reset|timeout|time)" "$T/k0.err"
+
+# --- --nproc with a failing child: named, others stopped
+$TO 60 "$MR" --data "$T/big" --nproc 3 --epochs 20 --quiet --debug-param-hash >/dev/null 2>"$T/np.err" &
+pl=$!
+for _ in $(seq 100); do grep -q "param-hash rank 2 step 2 " "$T/np.err" 2>/dev/null && break; sleep 0.1; done
+launcher=$(pgrep -P $pl)   # mnist_ring under timeout; its children are the ranks
+kids=$(pgrep -P $launcher | tr '\n' ' ')
+victim=$(echo $kids | cut -d' ' -f2)   # the second child forked: rank 1
+check "--nproc 3 started 3 children ($kids)" test "$(echo $kids | wc -w)" -eq 3
+kill -9 $victim 2>/dev/null
+wait $pl; st=$?
+check "--nproc: launcher exits non-zero when a rank dies (got $st)" test $st -ne 0 -a $st -ne 124
+check "--nproc: names the rank, pid and signal" grep -q "rank 1 (pid $victim) was killed by signal 9" "$T/np.err"
+sleep 0.2
+left=0; for k in $kids; do kill -0 $k 2>/dev/null && left=1; done
+check "--nproc: no rank left running" test $left -eq 0
+$TO 60 "$MR" --data "$D" --nproc 2 --epochs 1 --quiet --save-model /nonexistent-dir/model >/dev/null 2>"$T/np2.err"
+st=$?
+check "--nproc: a rank failing on its own is reported with its exit status" grep -q "rank 0 (pid [0-9]*) exited with status 1" "$T/np2.err"
+check "--nproc: ... and the launcher fails (got $st)" test $st -ne 0
+
+# --- env:// under Open MPI's mpirun: same bits as --nproc 4
+if command -v mpirun >/dev/null; then
+  port=$(free_port)
+  $TO 120 mpirun --allow-run-as-root --oversubscribe -np 4 -x MASTER_ADDR=127.0.0.1 -x MASTER_PORT=$port \
+     "$MR" --init-method env:// --data "$D" --epochs 4 --lr 0.01 --seed 3 --debug-param-hash --quiet \
+     >"$T/mpi.out" 2>"$T/mpi.err"
+  st=$?
+  check "mpirun -np 4 env://: exits 0 (got $st)" test $st -eq 0
+  check "mpirun env://: params equal on all 4 ranks after every step" hashes_agree "$T/mpi.err" 4 8
+  check "mpirun env:// == --nproc 4, bit for bit" test -n "$(final_of "$T/mpi.err")" -a "$(final_of "$T/mpi.err")" = "$(final_of "$T/r4.err")"
+else
+  fail "mpirun not installed (openmpi-bin)"
+fi
+
+# --- allreduce algorithms: all give identical params across ranks, and learn
+for algo in chain reduce-bcast; do
+  $TO 60 "$MR" --data "$D" --nproc 3 --epochs 2 --lr 0.01 --allreduce $algo --debug-param-hash --quiet >"$T/$algo.out" 2>"$T/$algo.err"
+  check "--allreduce $algo: exits 0, params equal on all ranks every step" hashes_agree "$T/$algo.err" 3 4
+done
+
+# --- plot
+if command -v gnuplot >/dev/null; then
+  $TO 30 "$MR" --plot-from "$T/m2.csv" --plot "$T/curves.png" 2>"$T/plot.err"
+  check "--plot draws a PNG" bash -c "head -c 8 '$T/curves.png' | od -c | grep -q 'P   N   G'"
+fi
+
+# --- end to end on Fashion-MNIST: 2 ranks, 1 epoch, test accuracy >= 0.80
+fm=$(TR_NO_DOWNLOAD=1 bash "$here/tools/get-data.sh" 2>/dev/null)
+if [ -n "$fm" ]; then
+  $TO 300 "$MR" --data "$fm" --nproc 2 --epochs 1 >"$T/fm.out" 2>"$T/fm.err"
+  st=$?
+  cat "$T/fm.out" | grep -v "step .*ETA" | sed 's/^/  fashion-mnist: /'
+  check "Fashion-MNIST 2 ranks 1 epoch: exits 0" test $st -eq 0
+  check "Fashion-MNIST: test accuracy >= 0.80" awk '$1=="epoch" && $2=="1/1" && $3=="loss" { f=1; ok=($13>=0.80) } END { exit !(f&&ok) }' "$T/fm.out"
+else
+  fail "no Fashion-MNIST (tools/get-data.sh)"
+fi
+
+report app
