@@ -15,7 +15,8 @@
 
 LWIP_DIR      ?= third_party/lwip
 LWIP_PORT_DIR := port/lwip
-LWIP_INCLUDES := -I$(LWIP_PORT_DIR) -I$(LWIP_DIR)/src/include
+LWIP_DEFS     ?=
+LWIP_INCLUDES := -I$(LWIP_PORT_DIR) -I$(LWIP_DIR)/src/include $(LWIP_DEFS)
 LWIP_STAMP    := $(LWIP_DIR)/src/include/lwip/init.h
 LWIP_CORE_SRCS := $(addprefix $(LWIP_DIR)/src/, \
     core/init.c core/def.c core/inet_chksum.c core/ip.c core/mem.c core/memp.c \
@@ -60,3 +61,31 @@ lwip-fetch: $(LWIP_STAMP)
 
 -include test/lwip/lwip_test.mk
 -include bench/lwip/lwip_bench.mk
+
+# Cortex-M4F objects of lwIP + the port with the same lwipopts.h, and their
+# sizes (text/data/bss per object: bss is lwIP's static pools and heap).
+LWIP_CM4_CC     ?= arm-none-eabi-gcc
+LWIP_CM4_FLAGS  := -mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16 -Os \
+                   -ffunction-sections -fdata-sections
+LWIP_CM4_OBJS   := $(LWIP_CORE_SRCS:$(LWIP_DIR)/src/%.c=$(BUILD)/lwip/cm4/lwip/%.o)
+TR_LWIP_CM4_OBJS := $(TR_LWIP_SRCS:$(LWIP_PORT_DIR)/%.c=$(BUILD)/lwip/cm4/port/%.o)
+
+$(BUILD)/lwip/cm4/lwip/%.o: $(LWIP_DIR)/src/%.c $(LWIP_PORT_DIR)/lwipopts.h $(LWIP_PORT_DIR)/arch/cc.h | $(LWIP_STAMP)
+	@mkdir -p $(dir $@)
+	$(LWIP_CM4_CC) $(LWIP_CM4_FLAGS) -std=gnu99 -w $(LWIP_INCLUDES) -c $< -o $@
+$(BUILD)/lwip/cm4/port/%.o: $(LWIP_PORT_DIR)/%.c $(TR_LWIP_HDRS) | $(LWIP_STAMP)
+	@mkdir -p $(dir $@)
+	$(LWIP_CM4_CC) $(LWIP_CM4_FLAGS) -std=c99 -Wall -Wextra -Werror -pedantic -Icore $(LWIP_INCLUDES) -c $< -o $@
+
+.PHONY: cross-lwip
+cross-lwip: $(LWIP_CM4_OBJS) $(TR_LWIP_CM4_OBJS)
+	@echo "lwIP 2.1 + tinyring lwIP port for Cortex-M4F (-Os), port/lwip/lwipopts.h:"
+	@arm-none-eabi-size -t $(LWIP_CM4_OBJS) | tail -n 1 | awk '{ printf "  lwIP        text %7d  data %6d  bss %7d\n", $$1, $$2, $$3 }'
+	@arm-none-eabi-size -t $(TR_LWIP_CM4_OBJS) | tail -n 1 | awk '{ printf "  port        text %7d  data %6d  bss %7d\n", $$1, $$2, $$3 }'
+	@arm-none-eabi-size $(BUILD)/lwip/cm4/lwip/core/memp.o $(BUILD)/lwip/cm4/lwip/core/mem.o | tail -n 2 | \
+	  awk '{ n = $$6; sub(".*/", "", n); printf "  %-10s  bss %7d  (%s)\n", n, $$3, n == "memp.o" ? "static pools" : "static heap, MEM_SIZE" }'
+	@printf '#include "tr_lwip.h"\nstruct tr_lwip tr_lwip_state_probe;\n' | \
+	  $(LWIP_CM4_CC) $(LWIP_CM4_FLAGS) -std=c99 -Icore $(LWIP_INCLUDES) -x c - -c -o $(BUILD)/lwip/cm4/state.o
+	@arm-none-eabi-size $(BUILD)/lwip/cm4/state.o | tail -n 1 | awk '{ printf "  struct tr_lwip  %d bytes (caller-owned; plus the rx rings, e.g. 2 x TCP_WND)\n", $$3 }'
+
+CROSS_TARGETS += cross-lwip
