@@ -7,6 +7,8 @@ int tr_allreduce_start(struct tr_comm *c, float *buf, size_t count,
                        enum tr_op op, enum tr_algo algo)
 {
     int rc;
+    if (c && c->active)
+        return TR_ERR_BUSY;             /* keep the running one's fault */
     if (!c || (count > 0 && !buf) || count > 0x3FFFFFFFu ||
         (op != TR_OP_SUM && op != TR_OP_AVG) ||
         (algo != TR_ALGO_RING && algo != TR_ALGO_CHAIN && algo != TR_ALGO_REDUCE_BCAST))

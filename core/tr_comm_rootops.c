@@ -6,6 +6,8 @@
 int tr_reduce_start(struct tr_comm *c, float *buf, size_t count, enum tr_op op, int root)
 {
     int rc;
+    if (c && c->active)
+        return TR_ERR_BUSY;             /* keep the running one's fault */
     if (!c || (count > 0 && !buf) || count > 0x3FFFFFFFu ||
         (op != TR_OP_SUM && op != TR_OP_AVG) || root < 0 || root >= c->cfg.world)
         return c ? tr_comm_fail(c, TR_ERR_INVAL, TR_PHASE_NONE, -1) : TR_ERR_INVAL;
@@ -28,6 +30,8 @@ int tr_reduce_start(struct tr_comm *c, float *buf, size_t count, enum tr_op op, 
 int tr_broadcast_start(struct tr_comm *c, void *buf, size_t bytes, int root)
 {
     int rc;
+    if (c && c->active)
+        return TR_ERR_BUSY;             /* keep the running one's fault */
     if (!c || (bytes > 0 && !buf) || bytes > 0xFFFFFFFFu || root < 0 ||
         root >= c->cfg.world)
         return c ? tr_comm_fail(c, TR_ERR_INVAL, TR_PHASE_NONE, -1) : TR_ERR_INVAL;
