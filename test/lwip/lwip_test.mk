@@ -20,11 +20,19 @@ $(LWIP_REG): test/lwip/lwip_register.c
 	@mkdir -p $(dir $@)
 	$(CC) $(HOST_CFLAGS) $< -o $@
 
+LWIP_UNIT := $(LWIPT_DIR)/test_lwip_unit
+$(LWIP_UNIT): test/lwip/test_lwip_unit.c test/lwip/lwip_host.c $(BUILD)/libtr_lwip.a \
+              $(BUILD)/liblwip.a $(POSIX_LIB) $(BUILD)/libtinyring.a $(LWIPT_HDRS) | $(LWIP_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(LWIPT_CFLAGS) $(filter %.c,$^) -o $@ $(BUILD)/libtr_lwip.a $(BUILD)/liblwip.a \
+	  $(POSIX_LIB) $(BUILD)/libtinyring.a
+
 .PHONY: test-lwip lwip-test-bins
-lwip-test-bins: $(LWIP_RANK) $(LWIP_PXRANK) $(LWIP_REG)
+lwip-test-bins: $(LWIP_RANK) $(LWIP_PXRANK) $(LWIP_REG) $(LWIP_UNIT)
 
 test-lwip: lwip-test-bins
 	@mkdir -p $(TR_RESULTS)
-	timeout 240 bash test/lwip/run.sh $(LWIPT_DIR)
+	@st=0; timeout 20 $(LWIP_UNIT) || st=1; \
+	  timeout 240 bash test/lwip/run.sh $(LWIPT_DIR) || st=1; exit $$st
 
 TEST_TARGETS += test-lwip

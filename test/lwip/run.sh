@@ -27,6 +27,11 @@ check "namespace with bridge and 4 TAPs" setup
 # 1. the port's byte stream between two lwIP stacks, no collectives
 check "stream: 2 lwIP ranks, 4 MiB each way" run_ring stream LL stream --bytes 4194304
 grep -h "stream sent" "$LOG"/stream.*.out 2>/dev/null
+# receive rings far smaller than the TCP window: lwIP's pbufs wait in the
+# port (window shut) until core reads; nothing may be lost or reordered
+check "stream: 512-byte receive rings, 2 MiB each way" \
+  run_ring smallrx LL stream --bytes 2097152 --rx 1024
+grep -h "stream sent" "$LOG"/smallrx.*.out 2>/dev/null
 
 # 1b. a stranger (another job's token) knocks on rank 0 first: it is refused
 #     and the real ring of two still forms and runs
