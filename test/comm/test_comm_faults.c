@@ -268,6 +268,10 @@ static void test_hello_mismatch(void)
                 j.c[2].cfg.rank = 1;
             }
             j.net.keep_failed = 1;
+            for (r = 0; world >= 4 && r < world; r++) {
+                j.net.ep[r].max_write = 5;      /* and through a hostile link */
+                j.net.ep[r].again_every = 3;
+            }
             for (r = 0; r < world; r++)
                 j.rc[r] = tr_comm_hello_start(&j.c[r]);
             sim_run(&j.net, j.c, j.rc, 5000, 1);
