@@ -235,7 +235,14 @@ static err_t on_recv(void *arg, struct tcp_pcb *pcb, struct pbuf *p, err_t err)
 
 static err_t on_sent(void *arg, struct tcp_pcb *pcb, u16_t len)
 {
-    (void)arg; (void)pcb; (void)len;   /* poll() looks at tcp_sndbuf() */
+    struct tr_lwip_link *l = (struct tr_lwip_link *)arg;
+    (void)pcb; (void)len;
+    /* acknowledged segments went back to lwIP's heap and segment pool,
+     * which both links share: either may try tcp_write again */
+    if (l) {
+        l->owner->link[TR_LEFT].send_blocked = 0;
+        l->owner->link[TR_RIGHT].send_blocked = 0;
+    }
     return ERR_OK;
 }
 
@@ -483,6 +490,8 @@ long tr_lwip_send(void *ctx, int peer, const void *buf, size_t len)
         return TR_ERR_CLOSED;
     if (len == 0)
         return TR_ERR_INVAL;
+    if (l->send_blocked)
+        return TR_ERR_AGAIN;
     room = tcp_sndbuf(l->pcb);
     /* leave a segment slot or two: tcp_write needs one per MSS */
     if (room == 0 || tcp_sndqueuelen(l->pcb) + 2 >= TCP_SND_QUEUELEN)
@@ -498,6 +507,9 @@ long tr_lwip_send(void *ctx, int peer, const void *buf, size_t len)
         len /= 2;                  /* heap or segment pool short: try less */
     }
     if (e == ERR_MEM) {
+        /* lwIP's heap or segment pool is short: not writable until some
+         * segment is acknowledged (on_sent), or poll would spin */
+        l->send_blocked = 1;
         tcp_output(l->pcb);        /* push what is queued; room comes back */
         return TR_ERR_AGAIN;
     }
@@ -574,13 +586,15 @@ static unsigned ready_mask(struct tr_lwip *lw, unsigned want)
         struct tr_lwip_link *l = &lw->link[p];
         int broken;
         check_route(l);
+        if (l->send_blocked && l->pcb && tcp_sndqueuelen(l->pcb) == 0)
+            l->send_blocked = 0;   /* nothing of ours in flight to wait for */
         broken = l->err != 0 || l->state != LS_READY || !l->pcb;
         if (want & TR_POLL_RECV(p)) {
             if (l->ring_len > 0 || l->eof || broken)
                 got |= TR_POLL_RECV(p);
         }
         if (want & TR_POLL_SEND(p)) {
-            if (broken || (tcp_sndbuf(l->pcb) > 0 &&
+            if (broken || (!l->send_blocked && tcp_sndbuf(l->pcb) > 0 &&
                            tcp_sndqueuelen(l->pcb) + 2 < TCP_SND_QUEUELEN))
                 got |= TR_POLL_SEND(p);
         }
@@ -592,19 +606,17 @@ int tr_lwip_poll(void *ctx, unsigned want, uint32_t timeout_ms)
 {
     struct tr_lwip *lw = (struct tr_lwip *)ctx;
     uint32_t t0 = sys_now();
+    /* always one turn of the stack first: the caller may have queued data
+     * that only moves (and ACKs that only arrive) when the stack runs */
+    lw->cfg.drive(lw->cfg.drive_arg, 0);
     for (;;) {
         unsigned got = ready_mask(lw, want);
         uint32_t spent;
         if (got)
             return (int)got;
         spent = sys_now() - t0;
-        if (spent >= timeout_ms) {
-            if (timeout_ms == 0) {     /* "just check": one turn of the stack */
-                lw->cfg.drive(lw->cfg.drive_arg, 0);
-                return (int)ready_mask(lw, want);
-            }
+        if (spent >= timeout_ms)
             return 0;
-        }
         lw->cfg.drive(lw->cfg.drive_arg, timeout_ms - spent);
     }
 }
