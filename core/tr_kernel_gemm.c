@@ -1,8 +1,16 @@
 /* tinyring: single-precision GEMM, C += A * B, row-major, for the conv
- * kernels. A plain triple loop as reference; the fast one register-tiles
- * TR_GEMM_MR x TR_GEMM_NR blocks of C kept in local accumulators across the
- * whole K loop, with a contiguous NR-wide inner loop that compilers turn into
- * vector multiply-adds. Portable C99, no intrinsics. */
+ * kernels.
+ *
+ * tr_gemm_ref is the plain triple loop. tr_gemm register-tiles C: a block of
+ * MR rows x NR columns lives in accumulators for the whole K loop, each step
+ * adding one broadcast A value times one contiguous NR-wide row of B. The
+ * tile is written once, with the accumulator type chosen by the single #if
+ * below: GCC's generic vector extension (not intrinsics: the compiler maps
+ * it to AVX-512/AVX2/NEON, or to scalars) where the target has vector
+ * registers, plain float arrays elsewhere (Cortex-M4F, RISC-V without V).
+ * Tiles of one vector width and single rows cover the edges; what is left
+ * (fewer columns than a vector) goes through the reference loop.
+ */
 #include "tr_layer_kernels.h"
 
 void tr_gemm_ref(float *c, const float *a, const float *b, size_t m, size_t n,
@@ -18,66 +26,205 @@ void tr_gemm_ref(float *c, const float *a, const float *b, size_t m, size_t n,
         }
 }
 
-#define TR_GEMM_MR 4
-#define TR_GEMM_NR 16
+#if defined(__GNUC__) && (defined(__AVX512F__) || defined(__AVX__) || \
+                          defined(__ARM_NEON) || defined(__SSE2__))
+/* ---- vector-extension tile ------------------------------------------- */
+#if defined(__AVX512F__)
+#define TR_VW 16
+#elif defined(__AVX__)
+#define TR_VW 8
+#else
+#define TR_VW 4
+#endif
+typedef float tr_vf __attribute__((vector_size(TR_VW * 4)));
+#define TR_MR 8
 
-/* C (MR, NR) += A (MR, k) * B (k, NR). */
-static void gemm_tile(float *restrict c, const float *restrict a,
-                      const float *restrict b, size_t k, size_t lda,
-                      size_t ldb, size_t ldc)
+static tr_vf vload(const float *p)
 {
-    float acc[TR_GEMM_MR][TR_GEMM_NR];
-    size_t i, j, p;
-
-    for (i = 0; i < TR_GEMM_MR; i++)
-        for (j = 0; j < TR_GEMM_NR; j++)
-            acc[i][j] = c[i * ldc + j];
-    for (p = 0; p < k; p++) {
-        const float *bp = b + p * ldb;
-        for (i = 0; i < TR_GEMM_MR; i++) {
-            const float av = a[i * lda + p];
-            for (j = 0; j < TR_GEMM_NR; j++)
-                acc[i][j] += av * bp[j];
-        }
-    }
-    for (i = 0; i < TR_GEMM_MR; i++)
-        for (j = 0; j < TR_GEMM_NR; j++)
-            c[i * ldc + j] = acc[i][j];
+    tr_vf v;
+    __builtin_memcpy(&v, p, sizeof v);   /* unaligned load */
+    return v;
 }
 
-/* C (1, NR) += A (1, k) * B (k, NR): the rows left over below MR. */
-static void gemm_row(float *restrict c, const float *restrict a,
-                     const float *restrict b, size_t k, size_t ldb)
+static void vstore(float *p, tr_vf v)
 {
-    float acc[TR_GEMM_NR];
-    size_t j, p;
+    __builtin_memcpy(p, &v, sizeof v);
+}
 
-    for (j = 0; j < TR_GEMM_NR; j++)
-        acc[j] = c[j];
+/* C (MR, 2 vectors) += A (MR, k) * B (k, 2 vectors) */
+static void tile_mr_2v(float *restrict c, const float *restrict a, const float *restrict b,
+                       size_t k, size_t lda, size_t ldb, size_t ldc)
+{
+    tr_vf c00 = vload(c + 0 * ldc), c01 = vload(c + 0 * ldc + TR_VW);
+    tr_vf c10 = vload(c + 1 * ldc), c11 = vload(c + 1 * ldc + TR_VW);
+    tr_vf c20 = vload(c + 2 * ldc), c21 = vload(c + 2 * ldc + TR_VW);
+    tr_vf c30 = vload(c + 3 * ldc), c31 = vload(c + 3 * ldc + TR_VW);
+    tr_vf c40 = vload(c + 4 * ldc), c41 = vload(c + 4 * ldc + TR_VW);
+    tr_vf c50 = vload(c + 5 * ldc), c51 = vload(c + 5 * ldc + TR_VW);
+    tr_vf c60 = vload(c + 6 * ldc), c61 = vload(c + 6 * ldc + TR_VW);
+    tr_vf c70 = vload(c + 7 * ldc), c71 = vload(c + 7 * ldc + TR_VW);
+    size_t p;
+
     for (p = 0; p < k; p++) {
-        const float av = a[p];
-        const float *bp = b + p * ldb;
-        for (j = 0; j < TR_GEMM_NR; j++)
-            acc[j] += av * bp[j];
+        const tr_vf b0 = vload(b + p * ldb), b1 = vload(b + p * ldb + TR_VW);
+        const float *ap = a + p;
+        float av;
+        av = ap[0 * lda]; c00 += av * b0; c01 += av * b1;
+        av = ap[1 * lda]; c10 += av * b0; c11 += av * b1;
+        av = ap[2 * lda]; c20 += av * b0; c21 += av * b1;
+        av = ap[3 * lda]; c30 += av * b0; c31 += av * b1;
+        av = ap[4 * lda]; c40 += av * b0; c41 += av * b1;
+        av = ap[5 * lda]; c50 += av * b0; c51 += av * b1;
+        av = ap[6 * lda]; c60 += av * b0; c61 += av * b1;
+        av = ap[7 * lda]; c70 += av * b0; c71 += av * b1;
     }
-    for (j = 0; j < TR_GEMM_NR; j++)
-        c[j] = acc[j];
+    vstore(c + 0 * ldc, c00); vstore(c + 0 * ldc + TR_VW, c01);
+    vstore(c + 1 * ldc, c10); vstore(c + 1 * ldc + TR_VW, c11);
+    vstore(c + 2 * ldc, c20); vstore(c + 2 * ldc + TR_VW, c21);
+    vstore(c + 3 * ldc, c30); vstore(c + 3 * ldc + TR_VW, c31);
+    vstore(c + 4 * ldc, c40); vstore(c + 4 * ldc + TR_VW, c41);
+    vstore(c + 5 * ldc, c50); vstore(c + 5 * ldc + TR_VW, c51);
+    vstore(c + 6 * ldc, c60); vstore(c + 6 * ldc + TR_VW, c61);
+    vstore(c + 7 * ldc, c70); vstore(c + 7 * ldc + TR_VW, c71);
+}
+
+/* C (MR, 1 vector) += A (MR, k) * B (k, 1 vector) */
+static void tile_mr_1v(float *restrict c, const float *restrict a, const float *restrict b,
+                       size_t k, size_t lda, size_t ldb, size_t ldc)
+{
+    tr_vf c0 = vload(c + 0 * ldc), c1 = vload(c + 1 * ldc), c2 = vload(c + 2 * ldc),
+          c3 = vload(c + 3 * ldc), c4 = vload(c + 4 * ldc), c5 = vload(c + 5 * ldc),
+          c6 = vload(c + 6 * ldc), c7 = vload(c + 7 * ldc);
+    size_t p;
+
+    for (p = 0; p < k; p++) {
+        const tr_vf b0 = vload(b + p * ldb);
+        const float *ap = a + p;
+        c0 += ap[0 * lda] * b0; c1 += ap[1 * lda] * b0;
+        c2 += ap[2 * lda] * b0; c3 += ap[3 * lda] * b0;
+        c4 += ap[4 * lda] * b0; c5 += ap[5 * lda] * b0;
+        c6 += ap[6 * lda] * b0; c7 += ap[7 * lda] * b0;
+    }
+    vstore(c + 0 * ldc, c0); vstore(c + 1 * ldc, c1); vstore(c + 2 * ldc, c2);
+    vstore(c + 3 * ldc, c3); vstore(c + 4 * ldc, c4); vstore(c + 5 * ldc, c5);
+    vstore(c + 6 * ldc, c6); vstore(c + 7 * ldc, c7);
+}
+
+#if TR_VW > 4
+/* C (MR, 4) += A (MR, k) * B (k, 4): column tails narrower than a vector */
+typedef float tr_vf4 __attribute__((vector_size(16)));
+
+static void tile_mr_q(float *restrict c, const float *restrict a, const float *restrict b,
+                      size_t k, size_t lda, size_t ldb, size_t ldc)
+{
+    tr_vf4 acc[TR_MR], bv;
+    size_t i, p;
+
+    for (i = 0; i < TR_MR; i++)
+        __builtin_memcpy(&acc[i], c + i * ldc, sizeof bv);
+    for (p = 0; p < k; p++) {
+        __builtin_memcpy(&bv, b + p * ldb, sizeof bv);
+        for (i = 0; i < TR_MR; i++)
+            acc[i] += a[i * lda + p] * bv;
+    }
+    for (i = 0; i < TR_MR; i++)
+        __builtin_memcpy(c + i * ldc, &acc[i], sizeof bv);
+}
+#endif
+
+/* C (1, nv vectors) += A (1, k) * B (k, nv vectors), nv = 1 or 2 */
+static void tile_row(float *restrict c, const float *restrict a, const float *restrict b,
+                     size_t k, size_t ldb, int nv)
+{
+    tr_vf c0 = vload(c), c1 = nv > 1 ? vload(c + TR_VW) : c0;
+    size_t p;
+
+    if (nv > 1) {
+        for (p = 0; p < k; p++) {
+            c0 += a[p] * vload(b + p * ldb);
+            c1 += a[p] * vload(b + p * ldb + TR_VW);
+        }
+        vstore(c + TR_VW, c1);
+    } else {
+        for (p = 0; p < k; p++)
+            c0 += a[p] * vload(b + p * ldb);
+    }
+    vstore(c, c0);
 }
 
 void tr_gemm(float *c, const float *a, const float *b, size_t m, size_t n,
              size_t k, size_t lda, size_t ldb, size_t ldc)
 {
-    const size_t nb = n - n % TR_GEMM_NR, mb = m - m % TR_GEMM_MR;
-    size_t i, j;
+    const size_t mb = m - m % TR_MR;
+    size_t i, j = 0;
 
     /* Column panels outermost: B (k, NR) stays in L1 while every row block
      * of A streams past it. */
-    for (j = 0; j < nb; j += TR_GEMM_NR) {
-        for (i = 0; i < mb; i += TR_GEMM_MR)
-            gemm_tile(c + i * ldc + j, a + i * lda, b + j, k, lda, ldb, ldc);
+    for (; j + 2 * TR_VW <= n; j += 2 * TR_VW) {
+        for (i = 0; i < mb; i += TR_MR)
+            tile_mr_2v(c + i * ldc + j, a + i * lda, b + j, k, lda, ldb, ldc);
         for (; i < m; i++)
-            gemm_row(c + i * ldc + j, a + i * lda, b + j, k, ldb);
+            tile_row(c + i * ldc + j, a + i * lda, b + j, k, ldb, 2);
+    }
+    for (; j + TR_VW <= n; j += TR_VW) {
+        for (i = 0; i < mb; i += TR_MR)
+            tile_mr_1v(c + i * ldc + j, a + i * lda, b + j, k, lda, ldb, ldc);
+        for (; i < m; i++)
+            tile_row(c + i * ldc + j, a + i * lda, b + j, k, ldb, 1);
+    }
+#if TR_VW > 4
+    for (; j + 4 <= n; j += 4) {
+        for (i = 0; i < mb; i += TR_MR)
+            tile_mr_q(c + i * ldc + j, a + i * lda, b + j, k, lda, ldb, ldc);
+        if (mb < m)
+            tr_gemm_ref(c + mb * ldc + j, a + mb * lda, b + j, m - mb, 4, k, lda, ldb, ldc);
+    }
+#endif
+    if (j < n)
+        tr_gemm_ref(c + j, a, b + j, m, n - j, k, lda, ldb, ldc);
+}
+
+#else
+/* ---- plain C tile (no vector registers) ------------------------------ */
+#define TR_MR 4
+#define TR_NR 8
+
+/* C (MR, NR) += A (MR, k) * B (k, NR) */
+static void tile(float *restrict c, const float *restrict a, const float *restrict b,
+                 size_t k, size_t lda, size_t ldb, size_t ldc)
+{
+    float acc[TR_MR][TR_NR];
+    size_t i, j, p;
+
+    for (i = 0; i < TR_MR; i++)
+        for (j = 0; j < TR_NR; j++)
+            acc[i][j] = c[i * ldc + j];
+    for (p = 0; p < k; p++) {
+        const float *bp = b + p * ldb;
+        for (i = 0; i < TR_MR; i++) {
+            const float av = a[i * lda + p];
+            for (j = 0; j < TR_NR; j++)
+                acc[i][j] += av * bp[j];
+        }
+    }
+    for (i = 0; i < TR_MR; i++)
+        for (j = 0; j < TR_NR; j++)
+            c[i * ldc + j] = acc[i][j];
+}
+
+void tr_gemm(float *c, const float *a, const float *b, size_t m, size_t n,
+             size_t k, size_t lda, size_t ldb, size_t ldc)
+{
+    const size_t nb = n - n % TR_NR, mb = m - m % TR_MR;
+    size_t i, j;
+
+    for (j = 0; j < nb; j += TR_NR) {
+        for (i = 0; i < mb; i += TR_MR)
+            tile(c + i * ldc + j, a + i * lda, b + j, k, lda, ldb, ldc);
+        if (mb < m)
+            tr_gemm_ref(c + mb * ldc + j, a + mb * lda, b + j, m - mb, TR_NR, k, lda, ldb, ldc);
     }
     if (nb < n)
         tr_gemm_ref(c + nb, a, b + nb, m, n - nb, k, lda, ldb, ldc);
 }
+#endif

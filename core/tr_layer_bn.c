@@ -2,13 +2,82 @@
  *
  * Training normalises with the batch mean and the biased variance and moves
  * the running stats with the unbiased variance; eval uses the running stats.
- * Sums are taken per (sample, channel) plane first, then across samples, to
- * keep float rounding small at large batch without double arithmetic. */
+ * Sums are taken per (sample, channel) plane first, in 16 interleaved partial
+ * sums, then across samples: float rounding stays small at large batch
+ * without double arithmetic, and the loops vectorise under strict FP. */
 #include "tr_layer_kernels.h"
 #include "tr_math.h"
 
 #define TR_BN_EPS 1e-5f
 #define TR_BN_MOMENTUM 0.1f
+#define TR_BN_LANES 16
+
+/* sum of x[0..n) in TR_BN_LANES independent partial sums (vectorisable
+ * without reassociation), reduced in a fixed order: same bits everywhere */
+static float sum_lanes(const float *restrict x, size_t n)
+{
+    float acc[TR_BN_LANES], s = 0.0f;
+    size_t i, j, body = n - n % TR_BN_LANES;
+
+    for (j = 0; j < TR_BN_LANES; j++)
+        acc[j] = 0.0f;
+    for (i = 0; i < body; i += TR_BN_LANES)
+        for (j = 0; j < TR_BN_LANES; j++)
+            acc[j] += x[i + j];
+    for (i = body; i < n; i++)
+        s += x[i];
+    for (j = 0; j < TR_BN_LANES; j++)
+        s += acc[j];
+    return s;
+}
+
+/* sum of (x - mean)^2, same lane scheme */
+static float sqdev_lanes(const float *restrict x, size_t n, float mean)
+{
+    float acc[TR_BN_LANES], s = 0.0f;
+    size_t i, j, body = n - n % TR_BN_LANES;
+
+    for (j = 0; j < TR_BN_LANES; j++)
+        acc[j] = 0.0f;
+    for (i = 0; i < body; i += TR_BN_LANES)
+        for (j = 0; j < TR_BN_LANES; j++) {
+            float d = x[i + j] - mean;
+            acc[j] += d * d;
+        }
+    for (i = body; i < n; i++) {
+        float d = x[i] - mean;
+        s += d * d;
+    }
+    for (j = 0; j < TR_BN_LANES; j++)
+        s += acc[j];
+    return s;
+}
+
+/* sum of dy and of dy * (x - mean) * invstd, same lane scheme */
+static void dsums_lanes(float *sb, float *sg, const float *restrict dy,
+                        const float *restrict x, size_t n, float mean, float invstd)
+{
+    float ab[TR_BN_LANES], ag[TR_BN_LANES], b = 0.0f, g = 0.0f;
+    size_t i, j, body = n - n % TR_BN_LANES;
+
+    for (j = 0; j < TR_BN_LANES; j++)
+        ab[j] = ag[j] = 0.0f;
+    for (i = 0; i < body; i += TR_BN_LANES)
+        for (j = 0; j < TR_BN_LANES; j++) {
+            ab[j] += dy[i + j];
+            ag[j] += dy[i + j] * ((x[i + j] - mean) * invstd);
+        }
+    for (i = body; i < n; i++) {
+        b += dy[i];
+        g += dy[i] * ((x[i] - mean) * invstd);
+    }
+    for (j = 0; j < TR_BN_LANES; j++) {
+        b += ab[j];
+        g += ag[j];
+    }
+    *sb = b;
+    *sg = g;
+}
 
 void tr_bn2d_forward_train(float *restrict y, float *restrict save, float *restrict run,
                            const float *restrict x, const float *restrict gb,
@@ -22,23 +91,11 @@ void tr_bn2d_forward_train(float *restrict y, float *restrict save, float *restr
 
     for (c = 0; c < C; c++) {
         float sum = 0.0f, sq = 0.0f, mean, var, invstd, g, b;
-        for (i = 0; i < n; i++) {
-            const float *xp = x + i * chw + c * hw;
-            float s = 0.0f;
-            for (j = 0; j < hw; j++)
-                s += xp[j];
-            sum += s;
-        }
+        for (i = 0; i < n; i++)
+            sum += sum_lanes(x + i * chw + c * hw, hw);
         mean = sum / cnt;
-        for (i = 0; i < n; i++) {
-            const float *xp = x + i * chw + c * hw;
-            float s = 0.0f;
-            for (j = 0; j < hw; j++) {
-                float d = xp[j] - mean;
-                s += d * d;
-            }
-            sq += s;
-        }
+        for (i = 0; i < n; i++)
+            sq += sqdev_lanes(x + i * chw + c * hw, hw, mean);
         var = sq / cnt;
         invstd = 1.0f / tr_sqrtf(var + TR_BN_EPS);
         save[c] = mean;
@@ -97,12 +154,9 @@ void tr_bn2d_backward(float *restrict dx, float *restrict dgb, const float *rest
         const float mean = save[c], invstd = save[C + c];
         float dbeta = 0.0f, dgamma = 0.0f, k, mb, mg;
         for (i = 0; i < n; i++) {
-            const float *xp = x + i * chw + c * hw, *dyp = dy + i * chw + c * hw;
-            float sb = 0.0f, sg = 0.0f;
-            for (j = 0; j < hw; j++) {
-                sb += dyp[j];
-                sg += dyp[j] * ((xp[j] - mean) * invstd);
-            }
+            float sb, sg;
+            dsums_lanes(&sb, &sg, dy + i * chw + c * hw, x + i * chw + c * hw, hw, mean,
+                        invstd);
             dbeta += sb;
             dgamma += sg;
         }

@@ -107,6 +107,66 @@ size_t tr_conv2d_scratch_floats(const struct tr_layer *l)
     return kk * p + p * l->out_c + 2u * kk * l->out_c;
 }
 
+/* Stride 1 with OW == W (the "same" convolutions of the seed): the valid
+ * part of a col row is the input plane read at a constant offset
+ * (ki-P)*W + (kj-P), except the |kj-P| columns per row that the offset wraps
+ * into the neighbouring row. So: one long contiguous copy (vectorises), then
+ * zero the wrapped columns and the rows outside [hlo, hhi). */
+static void shifted_copy(float *restrict row, const float *restrict plane, unsigned ki,
+                         unsigned kj, unsigned hlo, unsigned hhi, unsigned wlo,
+                         unsigned whi, const struct tr_layer *l)
+{
+    const size_t W = l->in_w, OH = l->out_h, OW = l->out_w, P = l->d.pad;
+    size_t lo = hlo * OW + wlo, hi = hhi > hlo ? (hhi - 1) * OW + whi : lo, q;
+    unsigned oh, ow;
+
+    if (hi > lo) {
+        /* plane index of row[q] is q + ki*W + kj - P*(W+1) >= 0 for q >= lo */
+        const float *src = plane + (lo + ki * W + kj - P * (W + 1));
+        float *dst = row + lo;
+        for (q = 0; q < hi - lo; q++)
+            dst[q] = src[q];
+        for (oh = hlo; oh < hhi; oh++) {
+            for (ow = 0; ow < wlo; ow++)
+                row[oh * OW + ow] = 0.0f;
+            for (ow = whi; ow < OW; ow++)
+                row[oh * OW + ow] = 0.0f;
+        }
+    } else {
+        hi = lo = 0;
+    }
+    for (q = 0; q < lo; q++)
+        row[q] = 0.0f;
+    for (q = hi; q < OH * OW; q++)
+        row[q] = 0.0f;
+}
+
+/* The adjoint of shifted_copy: zero the wrapped columns of the (scratch)
+ * row, then one long contiguous add into the plane. */
+static void shifted_add(float *restrict plane, float *restrict row, unsigned ki, unsigned kj,
+                        unsigned hlo, unsigned hhi, unsigned wlo, unsigned whi,
+                        const struct tr_layer *l)
+{
+    const size_t W = l->in_w, OW = l->out_w, P = l->d.pad;
+    size_t lo = hlo * OW + wlo, hi = hhi > hlo ? (hhi - 1) * OW + whi : lo, q;
+    unsigned oh, ow;
+    float *dst;
+    const float *src;
+
+    if (hi <= lo)
+        return;
+    for (oh = hlo; oh < hhi; oh++) {
+        for (ow = 0; ow < wlo; ow++)
+            row[oh * OW + ow] = 0.0f;
+        for (ow = whi; ow < OW; ow++)
+            row[oh * OW + ow] = 0.0f;
+    }
+    dst = plane + (lo + ki * W + kj - P * (W + 1));
+    src = row + lo;
+    for (q = 0; q < hi - lo; q++)
+        dst[q] += src[q];
+}
+
 /* col (IC*K*K, OH*OW) from one sample x (IC, H, W); zeros in the padding. */
 static void im2col(float *restrict col, const float *restrict x, const struct tr_layer *l)
 {
@@ -121,6 +181,10 @@ static void im2col(float *restrict col, const float *restrict x, const struct tr
             for (kj = 0; kj < K; kj++) {
                 float *row = col + (((size_t)ic * K + ki) * K + kj) * OH * OW;
                 valid_range(&wlo, &whi, kj, S, P, W, OW);
+                if (S == 1 && OW == W) {
+                    shifted_copy(row, x + (size_t)ic * H * W, ki, kj, hlo, hhi, wlo, whi, l);
+                    continue;
+                }
                 for (oh = 0; oh < OH; oh++) {
                     float *r = row + (size_t)oh * OW;
                     if (oh < hlo || oh >= hhi) {
@@ -151,7 +215,7 @@ static void im2col(float *restrict col, const float *restrict x, const struct tr
 
 /* dx (IC, H, W) = sum of col (IC*K*K, OH*OW) entries over the taps that read
  * each input (the adjoint of im2col). */
-static void col2im(float *restrict dx, const float *restrict col, const struct tr_layer *l)
+static void col2im(float *restrict dx, float *restrict col, const struct tr_layer *l)
 {
     const unsigned IC = l->in_c, H = l->in_h, W = l->in_w;
     const unsigned OH = l->out_h, OW = l->out_w;
@@ -165,8 +229,12 @@ static void col2im(float *restrict dx, const float *restrict col, const struct t
         for (ki = 0; ki < K; ki++) {
             valid_range(&hlo, &hhi, ki, S, P, H, OH);
             for (kj = 0; kj < K; kj++) {
-                const float *row = col + (((size_t)ic * K + ki) * K + kj) * OH * OW;
+                float *row = col + (((size_t)ic * K + ki) * K + kj) * OH * OW;
                 valid_range(&wlo, &whi, kj, S, P, W, OW);
+                if (S == 1 && OW == W) {
+                    shifted_add(dx + (size_t)ic * H * W, row, ki, kj, hlo, hhi, wlo, whi, l);
+                    continue;
+                }
                 for (oh = hlo; oh < hhi; oh++) {
                     const float *r = row + (size_t)oh * OW;
                     float *xr = dx + ((size_t)ic * H + (oh * S + ki - P)) * W;

@@ -29,6 +29,42 @@ void tr_maxpool2d_forward(float *restrict y, const float *restrict x,
     }
 }
 
+/* 2x2 windows, stride 2: each window's four inputs get dy or 0 in one pass;
+ * a last odd row or column (outside every window) gets 0. */
+static void pool2_backward(float *restrict dx, const float *restrict dy,
+                           const float *restrict x, const float *restrict y,
+                           const struct tr_layer *l, unsigned n)
+{
+    const unsigned H = l->in_h, W = l->in_w, OH = l->out_h, OW = l->out_w;
+    const size_t planes = (size_t)n * l->in_c;
+    size_t p;
+    unsigned oh, ow, w;
+
+    for (p = 0; p < planes; p++) {
+        const float *xp = x + p * H * W, *yp = y + p * OH * OW, *dyp = dy + p * OH * OW;
+        float *dxp = dx + p * H * W;
+        for (oh = 0; oh < OH; oh++) {
+            const float *x0 = xp + 2u * oh * W, *x1 = x0 + W;
+            float *d0 = dxp + 2u * oh * W, *d1 = d0 + W;
+            for (ow = 0; ow < OW; ow++) {
+                const float m = yp[oh * OW + ow], g = dyp[oh * OW + ow];
+                const unsigned j = 2u * ow;
+                /* first of the four (row-major) equal to the max */
+                int a = x0[j] == m, b = !a && x0[j + 1] == m;
+                int c = !a && !b && x1[j] == m, e = !a && !b && !c;
+                d0[j] = a ? g : 0.0f;
+                d0[j + 1] = b ? g : 0.0f;
+                d1[j] = c ? g : 0.0f;
+                d1[j + 1] = e ? g : 0.0f;
+            }
+            for (w = 2u * OW; w < W; w++)
+                d0[w] = d1[w] = 0.0f;
+        }
+        for (w = 2u * OH * W; w < H * W; w++)
+            dxp[w] = 0.0f;
+    }
+}
+
 /* dx (n, C, H, W) = dy routed to each window's argmax, found again as the
  * first element equal to y. Overlapping windows (s < k) accumulate. */
 void tr_maxpool2d_backward(float *restrict dx, const float *restrict dy,
@@ -41,6 +77,10 @@ void tr_maxpool2d_backward(float *restrict dx, const float *restrict dy,
     size_t p, q;
     unsigned oh, ow, i, j;
 
+    if (k == 2 && s == 2) {   /* the seed's pool: every input written once */
+        pool2_backward(dx, dy, x, y, l, n);
+        return;
+    }
     for (q = 0; q < planes * H * W; q++)
         dx[q] = 0.0f;
     for (p = 0; p < planes; p++) {
