@@ -152,7 +152,9 @@ static int pump(struct tr_comm *c, struct tr_comm_xfer *x, int is_tx, int peer,
             continue;
         }
         /* a stranger is refused after its first four bytes */
-        if (before < 4 && x->done >= 4 && msg[0] != (uint8_t)TR_WIRE_MAGIC)
+        if (before < 4 && x->done >= 4 &&
+            (msg[0] != (uint8_t)TR_WIRE_MAGIC || msg[1] != (uint8_t)(TR_WIRE_MAGIC >> 8) ||
+             msg[2] != (uint8_t)(TR_WIRE_MAGIC >> 16) || msg[3] != (uint8_t)(TR_WIRE_MAGIC >> 24)))
             return TR_ERR_PROTO;
         if (before < TR_WIRE_HDR_BYTES && x->done >= TR_WIRE_HDR_BYTES)
             rc = check_hdr(msg);

@@ -373,6 +373,21 @@ static void test_hello_timeout_and_faults(void)
 {
     struct job j;
     int r;
+    /* four bytes that start like the magic and then differ, then silence:
+     * refused at once, not after the timeout */
+    if (job_init(&j, 3, 0, 4096, 300) == 0) {
+        uint32_t t0 = j.net.now;
+        fake_rank(&j, (const uint8_t *)"TRNX", 4);
+        j.net.keep_failed = 1;
+        j.rc[1] = TR_ERR_AGAIN;
+        j.rc[0] = tr_comm_hello_start(&j.c[0]);
+        j.rc[2] = tr_comm_hello_start(&j.c[2]);
+        sim_run(&j.net, j.c, j.rc, 5000, 0);
+        TH_CHECK(j.rc[0] == TR_ERR_PROTO && j.rc[2] == TR_ERR_PROTO && j.net.now - t0 < 300,
+                 "4-byte stranger: rc %d %d after %u ms", j.rc[0], j.rc[2],
+                 (unsigned)(j.net.now - t0));
+    }
+    job_free(&j);
     /* a rank that never starts: its neighbours time out in the hello */
     if (job_init(&j, 3, 0, 4096, 300) == 0) {
         j.net.ep[2].silent = 1;
