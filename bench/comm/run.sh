@@ -4,15 +4,17 @@
 # in the same run.
 #   bash bench/comm/run.sh build/bench/comm/tr_bench_comm [build/bench/comm/mpi_bench_comm]
 # Environment: TR_BENCH_WORLDS ("2 4"), TR_BENCH_SIZES (bytes, comma list),
-# TR_BENCH_BUDGET_MS (per size, 250), TR_BENCH_SEGMENT (tr_comm segment bytes,
-# 0 = default), TR_BENCH_SOCKBUF (socket buffers, 0 = port default, -1 = kernel).
+# TR_BENCH_BUDGET_MS (per size, 120), TR_BENCH_REPEAT (runs, best kept, 3),
+# TR_BENCH_SEGMENT (tr_comm segment bytes, 262144; 0 = core's default),
+# TR_BENCH_SOCKBUF (socket buffers, 0 = port default, -1 = kernel autotuning).
 set -u
 BENCH=$(realpath "$1")
 MPI=${2:-}
 WORLDS=${TR_BENCH_WORLDS:-"2 4"}
 SIZES=${TR_BENCH_SIZES:-4096,16384,65536,116136,262144,1048576,4194304,16777216,67108864}
-BUDGET=${TR_BENCH_BUDGET_MS:-250}
-SEGMENT=${TR_BENCH_SEGMENT:-0}
+BUDGET=${TR_BENCH_BUDGET_MS:-120}
+REPEAT=${TR_BENCH_REPEAT:-3}
+SEGMENT=${TR_BENCH_SEGMENT:-262144}
 SOCKBUF=${TR_BENCH_SOCKBUF:-0}
 T=$(mktemp -d /tmp/tr-bench-comm.XXXXXX)
 trap 'rm -rf "$T"' EXIT
@@ -41,21 +43,25 @@ theirs() { # theirs LABEL N MCA-ARGS...
     { echo "bench-comm: mpirun $label N=$n failed: $(head -c 300 "$T/mpi.err")" >&2; }
 }
 
-echo "bench-comm: allreduce, float32 sum, loopback, $(nproc) cores; ~$BUDGET ms per size"
-for n in $WORLDS; do
-  ours ring "$n"
-  ours chain "$n"
-  if [ $have_mpi = 1 ]; then
-    theirs default "$n"
-    theirs tcp "$n" --mca btl tcp,self --mca btl_tcp_if_include lo
-  fi
+echo "bench-comm: allreduce, float32 sum, loopback, $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg);"
+echo "bench-comm: ~$BUDGET ms per size, best of $REPEAT runs interleaved (ours, then Open MPI); segment $SEGMENT B"
+for rep in $(seq "$REPEAT"); do
+  for n in $WORLDS; do
+    ours ring "$n"
+    ours chain "$n"
+    if [ $have_mpi = 1 ]; then
+      theirs default "$n"
+      theirs tcp "$n" --mca btl tcp,self --mca btl_tcp_if_include lo
+    fi
+  done
 done
 [ $have_mpi = 1 ] || echo "bench-comm: mpirun or mpicc not installed: Open MPI columns skipped (apt-get install openmpi-bin libopenmpi-dev)"
 
 # Table: one row per (N, size); times in microseconds per allreduce, busbw in
 # GB/s; ratio = Open MPI time / tinyring ring time (> 1: tinyring is faster).
 awk -v mpi=$have_mpi '
-  { key = $3 " " $4; t[$1 "/" $2, key] = $6; bw[$1 "/" $2, key] = $8;
+  { key = $3 " " $4; id = $1 "/" $2;
+    if (!((id, key) in t) || $6 + 0 < t[id, key] + 0) { t[id, key] = $6; bw[id, key] = $8 }
     if (!(key in seen)) { seen[key] = 1; order[++nk] = key } }
   END {
     printf "\n%-3s %10s | %10s %10s | %10s %10s | %8s %8s | %7s %7s\n", "N", "bytes",
