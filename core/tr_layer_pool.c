@@ -41,21 +41,23 @@ static void pool2_backward(float *restrict dx, const float *restrict dy,
     unsigned oh, ow, w;
 
     for (p = 0; p < planes; p++) {
-        const float *xp = x + p * H * W, *yp = y + p * OH * OW, *dyp = dy + p * OH * OW;
+        const float *xp = x + p * H * W;
         float *dxp = dx + p * H * W;
         for (oh = 0; oh < OH; oh++) {
             const float *x0 = xp + 2u * oh * W, *x1 = x0 + W;
+            const float *yp = y + (p * OH + oh) * OW, *dyp = dy + (p * OH + oh) * OW;
             float *d0 = dxp + 2u * oh * W, *d1 = d0 + W;
             for (ow = 0; ow < OW; ow++) {
-                const float m = yp[oh * OW + ow], g = dyp[oh * OW + ow];
-                const unsigned j = 2u * ow;
-                /* first of the four (row-major) equal to the max */
-                int a = x0[j] == m, b = !a && x0[j + 1] == m;
-                int c = !a && !b && x1[j] == m, e = !a && !b && !c;
-                d0[j] = a ? g : 0.0f;
-                d0[j + 1] = b ? g : 0.0f;
-                d1[j] = c ? g : 0.0f;
-                d1[j + 1] = e ? g : 0.0f;
+                /* first of the four (row-major) equal to the max; written
+                 * with non-short-circuit ops so the loop if-converts into
+                 * vector compares and blends */
+                const float m = yp[ow], g = dyp[ow];
+                const int a = x0[2 * ow] == m, b = (x0[2 * ow + 1] == m) & !a;
+                const int c = (x1[2 * ow] == m) & !a & !b, e = !a & !b & !c;
+                d0[2 * ow] = a ? g : 0.0f;
+                d0[2 * ow + 1] = b ? g : 0.0f;
+                d1[2 * ow] = c ? g : 0.0f;
+                d1[2 * ow + 1] = e ? g : 0.0f;
             }
             for (w = 2u * OW; w < W; w++)
                 d0[w] = d1[w] = 0.0f;

@@ -1,0 +1,147 @@
+/* bench-core: per-layer forward/backward time and GFLOP/s of the seed
+ * ConvNet's kernels at batch B (default 100) on one core, and samples/s of a
+ * full training step (forward + loss + backward + SGD).
+ * usage: bench_core [batch] [steps] [ref]   ("ref": the reference kernels)
+ * Prints one "step_samples_per_s <x>" line last, for bench/core/run.sh. */
+#define _POSIX_C_SOURCE 200112L
+#include "tinyring.h"
+#include "tr_layer_kernels.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static const char *kname(int k)
+{
+    static const char *n[] = {"?", "conv2d", "batchnorm2d", "relu", "maxpool2d", "flatten", "linear"};
+    return k >= 1 && k <= 6 ? n[k] : "?";
+}
+
+int main(int argc, char **argv)
+{
+    unsigned B = argc > 1 ? (unsigned)atoi(argv[1]) : 100;
+    int steps = argc > 2 ? atoi(argv[2]) : 20;
+    int ref = argc > 3 && strcmp(argv[3], "ref") == 0;
+    struct tr_model_desc d;
+    struct tr_model m;
+    struct tr_sgd s;
+    struct tr_rng r;
+    size_t bytes = 0, i;
+    uint8_t *arena, *labels;
+    float *x, loss;
+    double t0, best = 1e30, total = 0;
+    unsigned li;
+    int k, reps = 5;
+
+    tr_model_desc_convnet(&d, 16, 32, 10);
+    if (B == 0 || tr_model_arena_size(&d, B, &bytes) != 0) {
+        fprintf(stderr, "bad batch\n");
+        return 1;
+    }
+    if (posix_memalign((void **)&arena, TR_ARENA_ALIGN, bytes) != 0 ||
+        tr_model_init(&m, &d, B, arena, bytes) != 0) {
+        fprintf(stderr, "init failed\n");
+        return 1;
+    }
+    m.kernels = ref ? TR_KERNELS_REF : TR_KERNELS_FAST;
+    tr_model_init_params(&m, 1);
+    tr_sgd_init(&s);
+    x = malloc((size_t)B * 784 * sizeof *x);
+    labels = malloc(B);
+    tr_rng_seed(&r, 5, 5);
+    for (i = 0; i < (size_t)B * 784; i++) x[i] = tr_rng_uniform(&r, -0.8f, 2.0f);
+    for (i = 0; i < B; i++) labels[i] = (uint8_t)tr_rng_below(&r, 10);
+    printf("seed ConvNet, batch %u, %s kernels, arena %zu bytes\n", B, ref ? "reference" : "fast", bytes);
+
+    /* per layer: time each kernel on the model's own buffers */
+    tr_model_forward(&m, x, B, 1);
+    tr_model_loss(&m, labels, &loss, NULL);
+    tr_model_backward(&m);
+    printf("%-3s %-12s %10s %9s %10s %9s\n", "#", "layer", "fwd ms", "GFLOP/s", "bwd ms", "GFLOP/s");
+    for (li = 0; li < m.n_layers; li++) {
+        struct tr_layer *l = &m.layer[li];
+        const float *in = li ? m.layer[li - 1].out : x;
+        const float *p = m.params + l->p_off;
+        float *g = m.grads + l->p_off, *dx = li ? m.dbuf[0] : NULL, *dy = m.dbuf[1];
+        size_t outn = (size_t)B * l->out_c * l->out_h * l->out_w;
+        double ff = 0, fb = 0, tf = 1e30, tb = 1e30;
+        if (l->d.kind == TR_LAYER_FLATTEN) continue;
+        if (l->d.kind == TR_LAYER_LINEAR) dy = m.dlogits;
+        for (i = 0; i < outn && l->d.kind != TR_LAYER_LINEAR; i++) dy[i] = 1e-3f * (float)(i % 7);
+        if (l->d.kind == TR_LAYER_CONV2D) {
+            ff = 2.0 * B * l->out_c * l->out_h * l->out_w * l->in_c * l->d.kernel * l->d.kernel;
+            fb = ff * (dx ? 2 : 1);
+        } else if (l->d.kind == TR_LAYER_LINEAR) {
+            ff = 2.0 * B * l->in_c * l->out_c;
+            fb = 2 * ff;
+        }
+        for (k = 0; k < reps; k++) {
+            const float *b = p + (l->p_len - l->out_c);
+            t0 = now();
+            switch (l->d.kind) {
+            case TR_LAYER_CONV2D:
+                if (ref) tr_conv2d_forward_ref(l->out, in, p, b, l, B);
+                else tr_conv2d_forward(l->out, in, p, b, l, B, m.scratch);
+                break;
+            case TR_LAYER_BATCHNORM2D:
+                tr_bn2d_forward_train(l->out, l->save, m.buffers + l->b_off, in, p, l, B);
+                break;
+            case TR_LAYER_RELU: tr_relu_forward(l->out, in, outn); break;
+            case TR_LAYER_MAXPOOL2D: tr_maxpool2d_forward(l->out, in, l, B); break;
+            case TR_LAYER_LINEAR:
+                if (ref) tr_linear_forward_ref(l->out, in, p, b, l, B);
+                else tr_linear_forward(l->out, in, p, b, l, B);
+                break;
+            }
+            if (now() - t0 < tf) tf = now() - t0;
+            t0 = now();
+            switch (l->d.kind) {
+            case TR_LAYER_CONV2D:
+                if (ref) tr_conv2d_backward_ref(dx, g, g + (l->p_len - l->out_c), dy, in, p, l, B);
+                else tr_conv2d_backward(dx, g, g + (l->p_len - l->out_c), dy, in, p, l, B, m.scratch);
+                break;
+            case TR_LAYER_BATCHNORM2D: tr_bn2d_backward(dx, g, dy, in, p, l->save, l, B); break;
+            case TR_LAYER_RELU: tr_relu_backward(dx, dy, l->out, outn); break;
+            case TR_LAYER_MAXPOOL2D: tr_maxpool2d_backward(dx, dy, in, l->out, l, B); break;
+            case TR_LAYER_LINEAR:
+                tr_linear_backward(dx, g, g + (l->p_len - l->out_c), dy, in, p, l, B);
+                break;
+            }
+            if (now() - t0 < tb) tb = now() - t0;
+        }
+        if (ff > 0)
+            printf("%-3u %-12s %10.3f %9.2f %10.3f %9.2f\n", li, kname(l->d.kind), tf * 1e3,
+                   ff / tf * 1e-9, tb * 1e3, fb / tb * 1e-9);
+        else
+            printf("%-3u %-12s %10.3f %9s %10.3f %9s\n", li, kname(l->d.kind), tf * 1e3, "-",
+                   tb * 1e3, "-");
+    }
+
+    /* full training steps */
+    for (k = -2; k < steps; k++) {
+        t0 = now();
+        tr_model_forward(&m, x, B, 1);
+        tr_model_loss(&m, labels, &loss, NULL);
+        tr_model_backward(&m);
+        tr_sgd_step(&s, m.params, m.grads, m.momentum, m.n_params);
+        t0 = now() - t0;
+        if (k >= 0) {
+            total += t0;
+            if (t0 < best) best = t0;
+        }
+    }
+    printf("training step: mean %.2f ms, best %.2f ms, loss %.4f\n", total / steps * 1e3,
+           best * 1e3, loss);
+    printf("step_samples_per_s %.1f\n", B / (total / steps));
+    free(arena);
+    free(x);
+    free(labels);
+    return 0;
+}

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# bench-core: tinyring's kernels and training step against PyTorch's, side by
+# side on one core. Rounds alternate (tinyring, torch, tinyring, ...) so both
+# see the same machine load; each side's best round is compared.
+# usage: run.sh BENCH_BINARY [batch] [rounds] [steps]
+set -u
+bin=$1; batch=${2:-100}; rounds=${3:-3}; steps=${4:-20}
+here=$(dirname "$0")
+py=/usr/bin/python3
+best_c=0; best_t=0; have_torch=1
+if ! [ -x "$py" ] || ! "$py" -c 'import torch' 2>/dev/null; then
+  have_torch=0; echo "torch: SKIP (python3-torch not installed; no side-by-side ratio)"
+fi
+# per-layer table once (taskset keeps it on one core when available)
+pin=""; command -v taskset >/dev/null && pin="taskset -c 0"
+timeout 300 $pin "$bin" "$batch" "$steps" | grep -v '^step_samples_per_s'
+for r in $(seq 1 "$rounds"); do
+  c=$(timeout 300 $pin "$bin" "$batch" "$steps" | awk '/^step_samples_per_s/{print $2}')
+  best_c=$(awk -v a="$best_c" -v b="${c:-0}" 'BEGIN{print (b>a)?b:a}')
+  if [ $have_torch = 1 ]; then
+    t=$(timeout 300 $pin "$py" "$here/torch_step.py" "$batch" "$steps" | awk '/^step_samples_per_s/{print $2}')
+    best_t=$(awk -v a="$best_t" -v b="${t:-0}" 'BEGIN{print (b>a)?b:a}')
+  fi
+  echo "round $r: tinyring ${c:-?} samples/s${t:+, torch $t samples/s}"
+done
+echo "tinyring training step, batch $batch, 1 core: $best_c samples/s (best of $rounds)"
+if [ $have_torch = 1 ]; then
+  echo "torch (1 thread) same step:                 $best_t samples/s (best of $rounds)"
+  awk -v a="$best_c" -v b="$best_t" 'BEGIN{ if (b>0) printf "ratio tinyring/torch: %.2fx\n", a/b }'
+fi
