@@ -1,7 +1,10 @@
 /* tinyring POSIX port: configuration defaults, the job token, and the
  * connect sequence (plan -> listen -> rendezvous -> ring links). */
 #define _GNU_SOURCE
+#include <errno.h>
+#include <poll.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "tr_error.h"
@@ -76,8 +79,43 @@ int tr_posix_connect(struct tr_posix *px, const struct tr_posix_config *cfg,
     return rc;
 }
 
+/* Leave without losing bytes: say we are done writing (FIN after our last
+ * bytes), then read and discard until each neighbour says the same, at most
+ * 2 s. Closing a socket with unread bytes in it sends a reset, which could
+ * destroy data a neighbour has not read yet. */
 void tr_posix_close(struct tr_posix *px)
 {
+    uint32_t deadline = tr_posix_clock_ms() + 2000u;
+    int open[2], i;
+    if (px->fd[0] >= 0 && px->fd[0] == px->fd[1])
+        px->fd[1] = -1;                       /* one socket for both (never ours) */
+    for (i = 0; i < 2; i++) {
+        open[i] = px->fd[i] >= 0;
+        if (open[i])
+            shutdown(px->fd[i], SHUT_WR);
+    }
+    while ((open[0] || open[1]) && tr_posix_left_ms(deadline) > 0) {
+        struct pollfd pf[2];
+        int np = 0, which[2];
+        for (i = 0; i < 2; i++)
+            if (open[i]) {
+                pf[np].fd = px->fd[i];
+                pf[np].events = POLLIN;
+                pf[np].revents = 0;
+                which[np++] = i;
+            }
+        if (poll(pf, (nfds_t)np, tr_posix_left_ms(deadline)) <= 0)
+            continue;
+        for (i = 0; i < np; i++) {
+            char sink[4096];
+            ssize_t n;
+            if (!pf[i].revents)
+                continue;
+            n = recv(pf[i].fd, sink, sizeof sink, MSG_DONTWAIT);
+            if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+                open[which[i]] = 0;
+        }
+    }
     tr_posix_close_fd(&px->fd[0]);
     tr_posix_close_fd(&px->fd[1]);
 }

@@ -141,7 +141,9 @@ int tr_posix_connect(struct tr_posix *px, const struct tr_posix_config *cfg,
 /* Fill tp so core drives px's two links. tp->ctx = px. */
 void tr_posix_transport(struct tr_posix *px, struct tr_transport *tp);
 
-/* Close both links (idempotent). */
+/* Close both links (idempotent), gracefully: shutdown for writing, then
+ * discard what arrives until each neighbour closes too (at most 2 s), so no
+ * neighbour loses the last bytes of the last collective to a reset. */
 void tr_posix_close(struct tr_posix *px);
 
 /* Rank and world for env:// without connecting (what connect would use).
