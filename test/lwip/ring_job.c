@@ -336,6 +336,37 @@ static int run_loop(const struct ring_job *j, struct tr_comm *c)
     return 0;
 }
 
+/* Before the process exits: keep the links serviced for a moment so the
+ * last bytes we queued reach our neighbour, and read whatever still arrives
+ * (a socket closed with unread input answers with a reset, which could cut
+ * off a neighbour that has not read our last message yet). */
+static void linger(const struct ring_job *j, const struct tr_transport *tp, uint32_t ms)
+{
+    uint8_t sink[4096];
+    long stray = 0;
+    int open[2] = { 1, 1 }, p;
+    uint32_t t0 = tp->now_ms(tp->ctx);
+    while ((uint32_t)(tp->now_ms(tp->ctx) - t0) < ms && (open[0] || open[1])) {
+        unsigned want = 0;
+        for (p = 0; p < 2; p++) {
+            long n;
+            if (!open[p])
+                continue;
+            n = tp->recv(tp->ctx, p, sink, sizeof sink);
+            if (n > 0)
+                stray += n;
+            else if (n == TR_ERR_AGAIN)
+                want |= TR_POLL_RECV(p);
+            else
+                open[p] = 0;
+        }
+        if (want && tp->poll(tp->ctx, want, 20) < 0)
+            break;
+    }
+    if (stray)
+        printf("%s rank %d: %ld unread bytes at exit\n", j->label, j->rank, stray);
+}
+
 int ring_job_run(const struct ring_job *j, const struct tr_transport *tp)
 {
     static struct tr_comm c;
@@ -389,6 +420,7 @@ int ring_job_run(const struct ring_job *j, const struct tr_transport *tp)
             return 2;
         }
     }
+    linger(j, tp, 300);
     fflush(stdout);
     return th_report(j->suite) | code;
 }
