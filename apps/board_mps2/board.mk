@@ -52,7 +52,11 @@ $(BOARD_CORE_LIB): $(BOARD_CORE_OBJS)
 	@rm -f $@
 	$(BOARD_AR) rcs $@ $^
 
-$(BOARD_OUT)/bsp/%.o: $(BOARD_DIR)/%.c $(wildcard $(BOARD_DIR)/*.h)
+# every board object is rebuilt when any header it could see changes: its
+# own, core's contract and the lwIP port's (struct layouts cross these lines)
+BOARD_HDRS := $(wildcard $(BOARD_DIR)/*.h) $(CORE_HDRS)
+
+$(BOARD_OUT)/bsp/%.o: $(BOARD_DIR)/%.c $(BOARD_HDRS)
 	@mkdir -p $(dir $@)
 	$(BOARD_CC) $(BOARD_CFLAGS) -c $< -o $@
 
@@ -69,7 +73,7 @@ $(BOARD_OUT)/nettest.elf: $(BOARD_OUT)/bsp/nettest_main.o $(BOARD_OUT)/bsp/lan91
 	$(BOARD_CC) $(BOARD_LDFLAGS) -Wl,-Map,$(basename $@).map -o $@ $(filter %.o,$^) $(BOARD_LIBS)
 
 # build-time size query: a host tool linked with the host core library
-$(BOARD_OUT)/gen_cfg: $(BOARD_DIR)/gen_cfg.c $(BUILD)/libtinyring.a
+$(BOARD_OUT)/gen_cfg: $(BOARD_DIR)/gen_cfg.c $(BUILD)/libtinyring.a $(CORE_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(HOST_CFLAGS) -o $@ $< $(BUILD)/libtinyring.a
 
@@ -88,7 +92,7 @@ $(BOARD_OUT)/train.elf: $(BOARD_OUT)/bsp/train_main.o $(BOARD_OUT)/bsp/train_ste
 
 # the host twin of the training image (same train_step.c)
 $(BOARD_OUT)/host_train: test/board/host_train.c $(BOARD_DIR)/train_step.c \
-                         $(BOARD_DIR)/train_step.h $(BUILD)/libtinyring.a
+                         $(BOARD_DIR)/train_step.h $(BUILD)/libtinyring.a $(CORE_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(HOST_CFLAGS) -Itest -I$(BOARD_DIR) -o $@ test/board/host_train.c \
 	  $(BOARD_DIR)/train_step.c $(BUILD)/libtinyring.a -lz -lm
@@ -117,7 +121,8 @@ $(BOARD_TR_LWIP_LIB): $(BOARD_TR_LWIP_OBJS)
 	@rm -f $@
 	$(BOARD_AR) rcs $@ $^
 
-$(BOARD_OUT)/net/%.o: $(BOARD_DIR)/%.c $(wildcard $(BOARD_DIR)/*.h) $(BOARD_OUT)/board_cfg.h | $(LWIP_STAMP)
+$(BOARD_OUT)/net/%.o: $(BOARD_DIR)/%.c $(BOARD_HDRS) $(TR_LWIP_HDRS) $(BOARD_OUT)/board_cfg.h \
+                      | $(LWIP_STAMP)
 	@mkdir -p $(dir $@)
 	$(BOARD_CC) $(BOARD_CFLAGS) $(LWIP_INCLUDES) -c $< -o $@
 
@@ -133,7 +138,8 @@ BOARD_IMAGES := $(BOARD_OUT)/hello.elf $(BOARD_OUT)/nettest.elf $(BOARD_OUT)/tra
 # a POSIX host rank for the mixed ring: static-table links, port/posix's
 # transport functions, the boards' train_step.c
 $(BOARD_OUT)/host_rank: test/board/host_rank.c $(BOARD_DIR)/train_step.c $(BOARD_DIR)/train_step.h \
-                        $(LWIP_PORT_DIR)/tr_link_hs.c $(POSIX_LIB) $(BUILD)/libtinyring.a
+                        $(LWIP_PORT_DIR)/tr_link_hs.c $(POSIX_LIB) $(BUILD)/libtinyring.a \
+                        $(CORE_HDRS) $(TR_LWIP_HDRS) $(wildcard port/posix/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(HOST_CFLAGS) -I$(BOARD_DIR) -Iport/posix -I$(LWIP_PORT_DIR) -o $@ test/board/host_rank.c \
 	  $(BOARD_DIR)/train_step.c $(LWIP_PORT_DIR)/tr_link_hs.c $(POSIX_LIB) $(BUILD)/libtinyring.a
