@@ -1,7 +1,8 @@
 /* tinyring: the hello on both ring links.
  *
  * Each rank sends one 64-byte message (header of kind HELLO + payload:
- * version, byte-order mark, job token, rank, world, layout hash) on LEFT and
+ * version, byte-order mark, job token, rank, world, layout hash, segment
+ * size) on LEFT and
  * on RIGHT, and reads one from each. Bad magic or an unexpected header is a
  * stranger: TR_ERR_PROTO at once. Any disagreement in the payload (or a
  * neighbour that is not the rank the ring says it should be) is
@@ -66,6 +67,7 @@ int tr_comm_hello_start(struct tr_comm *c)
     m.rank = (uint32_t)c->cfg.rank;
     m.world = (uint32_t)c->cfg.world;
     m.layout = c->cfg.layout_hash;
+    m.segment = c->cfg.segment_bytes;
     tr_wire_put_hdr(c->scratch, &h);
     tr_wire_put_hello(c->scratch + TR_WIRE_HDR_BYTES, &m);
 
@@ -120,7 +122,7 @@ static int check_hello(const struct tr_comm *c, const uint8_t *p, int peer)
     tr_wire_get_hello(&m, p);
     if (m.version != TR_PROTO_VERSION || m.bom != TR_WIRE_BOM ||
         m.token != c->cfg.job_token || m.world != (uint32_t)c->cfg.world ||
-        m.layout != c->cfg.layout_hash ||
+        m.layout != c->cfg.layout_hash || m.segment != c->cfg.segment_bytes ||
         m.rank != (uint32_t)tr_comm_neighbour(c, peer))
         return TR_ERR_MISMATCH;
     return 0;

@@ -8,7 +8,7 @@
 #include "tr_comm.h"
 
 #define TR_COMM_DEFAULT_TIMEOUT_MS 30000u
-#define TR_COMM_DEFAULT_SEGMENT    65536u
+#define TR_COMM_DEFAULT_SEGMENT    262144u  /* see tr_comm.h */
 #define TR_COMM_MIN_SEGMENT        64u
 
 /* What a running collective is (struct tr_comm_run.kind, also on the wire). */
@@ -57,6 +57,7 @@ struct tr_wire_hello {
     uint32_t rank;     /* sender's rank */
     uint32_t world;    /* sender's world size */
     uint32_t layout;   /* sender's layout hash */
+    uint32_t segment;  /* sender's segment_bytes: every rank must cut the same */
 };
 
 void tr_wire_put_hdr(uint8_t out[TR_WIRE_HDR_BYTES], const struct tr_wire_hdr *h);

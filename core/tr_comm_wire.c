@@ -51,7 +51,7 @@ void tr_wire_get_hdr(struct tr_wire_hdr *h, const uint8_t in[TR_WIRE_HDR_BYTES])
 }
 
 /* Layout: version(4) bom(4, native order) token(8) rank(4) world(4)
- * layout(4) reserved(4, zero) = 32 bytes. */
+ * layout(4) segment(4) = 32 bytes. */
 void tr_wire_put_hello(uint8_t out[TR_WIRE_HELLO_BYTES], const struct tr_wire_hello *h)
 {
     union { uint32_t u; uint8_t b[4]; } bom;
@@ -65,7 +65,7 @@ void tr_wire_put_hello(uint8_t out[TR_WIRE_HELLO_BYTES], const struct tr_wire_he
     put32(out + 16, h->rank);
     put32(out + 20, h->world);
     put32(out + 24, h->layout);
-    put32(out + 28, 0);
+    put32(out + 28, h->segment);
 }
 
 void tr_wire_get_hello(struct tr_wire_hello *h, const uint8_t in[TR_WIRE_HELLO_BYTES])
@@ -80,4 +80,5 @@ void tr_wire_get_hello(struct tr_wire_hello *h, const uint8_t in[TR_WIRE_HELLO_B
     h->rank = get32(in + 16);
     h->world = get32(in + 20);
     h->layout = get32(in + 24);
+    h->segment = get32(in + 28);
 }

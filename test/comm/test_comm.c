@@ -115,7 +115,7 @@ static void test_knobs(void)
             }
 }
 
-/* Large buffers with the default 64 KiB segments; 16 Mi elements for a
+/* Large buffers with the default (256 KiB) segments; 16 Mi elements for a
  * couple of world sizes only, to keep the suite short. */
 static void test_large(void)
 {

@@ -241,11 +241,11 @@ static void test_call_mismatch(void)
 
 /* ---- hello ----------------------------------------------------------------- */
 
-enum hello_fault { HF_TOKEN, HF_WORLD, HF_LAYOUT, HF_RANKS };
+enum hello_fault { HF_TOKEN, HF_WORLD, HF_LAYOUT, HF_SEGMENT, HF_RANKS };
 
 static void test_hello_mismatch(void)
 {
-    static const char *names[] = {"token", "world", "layout", "ring order"};
+    static const char *names[] = {"token", "world", "layout", "segment", "ring order"};
     int world, f;
     for (world = 2; world <= 6; world++)
         for (f = HF_TOKEN; f <= HF_RANKS; f++) {
@@ -263,6 +263,8 @@ static void test_hello_mismatch(void)
                 j.c[1].cfg.world = world + 1;
             else if (f == HF_LAYOUT)
                 j.c[1].cfg.layout_hash += 1;
+            else if (f == HF_SEGMENT)
+                j.c[1].cfg.segment_bytes = 1024;
             else {                          /* ranks 1 and 2 swapped places */
                 j.c[1].cfg.rank = 2;
                 j.c[2].cfg.rank = 1;
@@ -314,6 +316,7 @@ static void craft_hello(uint8_t msg[64], uint8_t version, uint32_t bom, int rank
     m.version = version;
     m.bom = bom;
     m.token = TOKEN;
+    m.segment = TR_COMM_DEFAULT_SEGMENT;
     m.rank = (uint32_t)rank;
     m.world = (uint32_t)world;
     m.layout = LAYOUT;
@@ -434,16 +437,16 @@ static void test_sizes(void)
     struct tr_comm_config cfg;
     struct tr_comm c;
     struct sim_net net;
-    uint32_t segs[] = {0, 64, 100, 4096, 65536};
+    uint32_t segs[] = {0, 64, 100, 4096, 65536, 262144};
     size_t i;
-    static uint32_t mem[70000];
+    static uint32_t mem[70000];  /* 280000 bytes */
 
     sim_init(&net, 2, 1024);
     for (i = 0; i < sizeof segs / sizeof segs[0]; i++) {
         size_t need;
         job_cfg(&cfg, 2, 0, segs[i], 0);
         need = tr_comm_scratch_size(&cfg);
-        TH_CHECK(need >= (segs[i] ? segs[i] : 65536u), "scratch holds a segment");
+        TH_CHECK(need >= (segs[i] ? segs[i] : 262144u), "scratch holds a segment");
         TH_CHECK(tr_comm_init(&c, &cfg, &net.tp[0], mem, need - 1) == TR_ERR_NOMEM,
                  "scratch one byte short -> TR_ERR_NOMEM (seg %u)", (unsigned)segs[i]);
         TH_CHECK(tr_comm_init(&c, &cfg, &net.tp[0], NULL, need) == TR_ERR_NOMEM,
