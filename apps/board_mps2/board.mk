@@ -60,11 +60,7 @@ $(BOARD_OUT)/bsp/%.o: $(BOARD_DIR)/%.c $(BOARD_HDRS)
 	@mkdir -p $(dir $@)
 	$(BOARD_CC) $(BOARD_CFLAGS) -c $< -o $@
 
-# link: no heap exists, so anything that needs one fails on _sbrk here
-define board_link
-	$(BOARD_CC) $(BOARD_LDFLAGS) -Wl,-Map,$(basename $@).map -o $@ $^ $(BOARD_LIBS)
-endef
-
+# links: no heap exists, so anything that needs one fails on _sbrk there
 $(BOARD_OUT)/hello.elf: $(BOARD_OUT)/bsp/hello_main.o $(BOARD_BSP_OBJS) $(BOARD_DIR)/mps2.ld
 	$(BOARD_CC) $(BOARD_LDFLAGS) -Wl,-Map,$(basename $@).map -o $@ $(filter %.o,$^) $(BOARD_LIBS)
 
@@ -82,7 +78,7 @@ $(BOARD_OUT)/board_cfg.h: $(BOARD_OUT)/gen_cfg $(BOARD_DIR)/board.mk
 	  RING $(BOARD_RING_C1) $(BOARD_RING_C2) $(BOARD_RING_BATCH) $(BOARD_RING_WORLD) \
 	  $(BOARD_RING_SEGMENT) > $@.tmp && mv $@.tmp $@
 
-$(BOARD_OUT)/bsp/train_main.o $(BOARD_OUT)/bsp/ring_main.o: $(BOARD_OUT)/board_cfg.h
+$(BOARD_OUT)/bsp/train_main.o: $(BOARD_OUT)/board_cfg.h
 
 $(BOARD_OUT)/train.elf: $(BOARD_OUT)/bsp/train_main.o $(BOARD_OUT)/bsp/train_step.o \
                         $(BOARD_OUT)/bsp/idx_sh.o $(BOARD_BSP_OBJS) $(BOARD_CORE_LIB) \
@@ -106,7 +102,7 @@ BOARD_TR_LWIP_LIB := $(BOARD_OUT)/libtr_lwip_m4.a
 BOARD_LWIP_CFLAGS := -std=gnu99 -O2 -g -w $(BOARD_ARCH) -ffunction-sections -fdata-sections \
                      -ffreestanding $(LWIP_INCLUDES)
 
-$(BOARD_OUT)/lwip/%.o: $(LWIP_DIR)/src/%.c $(LWIP_PORT_DIR)/lwipopts.h | $(LWIP_STAMP)
+$(BOARD_OUT)/lwip/%.o: $(LWIP_DIR)/src/%.c $(TR_LWIP_HDRS) | $(LWIP_STAMP)
 	@mkdir -p $(dir $@)
 	$(BOARD_CC) $(BOARD_LWIP_CFLAGS) -c $< -o $@
 
@@ -149,18 +145,18 @@ BOARD_HOST_TOOLS := $(BOARD_OUT)/host_train $(BOARD_OUT)/gen_cfg $(BOARD_OUT)/ho
 # instruction count per training sample under qemu -icount (not a test:
 # builds a few variants into $(BUILD)/board-cyc-*)
 board-cycles: $(BOARD_OUT)/host_train $(BOARD_OUT)/hello.elf
-	@BUILD=$(BUILD) BOARD_QEMU=$(BOARD_QEMU) bash $(BOARD_DIR)/cycles.sh
+	@BUILD=$(BUILD) BOARD_OUT=$(BOARD_OUT) BOARD_QEMU=$(BOARD_QEMU) bash $(BOARD_DIR)/cycles.sh
 
 .PHONY: test-board cross-board board-images board-cycles
 board-images: $(BOARD_IMAGES)
 
 test-board: $(BOARD_IMAGES) $(BOARD_HOST_TOOLS)
-	@BUILD=$(BUILD) BOARD_QEMU=$(BOARD_QEMU) BOARD_TRAIN_STEPS=$(BOARD_TRAIN_STEPS) \
+	@BUILD=$(BUILD) BOARD_OUT=$(BOARD_OUT) BOARD_QEMU=$(BOARD_QEMU) BOARD_TRAIN_STEPS=$(BOARD_TRAIN_STEPS) \
 	  BOARD_TRAIN_C1=$(BOARD_TRAIN_C1) BOARD_TRAIN_C2=$(BOARD_TRAIN_C2) \
 	  BOARD_TRAIN_BATCH=$(BOARD_TRAIN_BATCH) bash test/board/test_board.sh
 
-cross-board: $(BOARD_IMAGES)
-	@BUILD=$(BUILD) BOARD_SIZE=$(BOARD_SIZE) bash $(BOARD_DIR)/sizes.sh
+cross-board: $(BOARD_IMAGES) $(BOARD_OUT)/gen_cfg
+	@BUILD=$(BUILD) BOARD_OUT=$(BOARD_OUT) BOARD_SIZE=$(BOARD_SIZE) bash $(BOARD_DIR)/sizes.sh
 
 TEST_TARGETS  += test-board
 CROSS_TARGETS += cross-board

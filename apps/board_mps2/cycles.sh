@@ -14,9 +14,9 @@ QEMU=${BOARD_QEMU:-qemu-system-arm}
 work=$(mktemp -d /tmp/tr-cycles.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 STEPS=2
-"$B/board/host_train" samples "$work" 64 >/dev/null
+"${BOARD_OUT:-$B/board}/host_train" samples "$work" 64 >/dev/null
 timeout 60 "$QEMU" -M mps2-an386 -display none -monitor none -serial none -icount shift=0 \
-  -semihosting-config enable=on,target=native,arg=hello -kernel "$B/board/hello.elf" 2>&1 | grep calib
+  -semihosting-config enable=on,target=native,arg=hello -kernel "${BOARD_OUT:-$B/board}/hello.elf" 2>&1 | grep calib
 printf "%-8s %6s %14s %16s\n" variant batch "ticks/sample" "instr/sample"
 for v in "16 32 1" "16 32 4" "4 8 1" "4 8 4"; do
   set -- $v

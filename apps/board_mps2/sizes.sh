@@ -9,7 +9,7 @@
 # RAM = data + bss; `size` counts the 32 KiB .stack region (NOLOAD) in bss
 # of the linked images, the by-origin split below does not.
 set -eu
-B=${BUILD:-build}/board
+B=${BOARD_OUT:-${BUILD:-build}/board}
 SIZE=${BOARD_SIZE:-arm-none-eabi-size}
 
 total() {  # label archives...: prints text data bss from size -t

@@ -13,7 +13,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 cd "$root"
-B=${BUILD:-build}/board
+B=${BOARD_OUT:-${BUILD:-build}/board}
 QEMU=${BOARD_QEMU:-qemu-system-arm}
 STEPS=${BOARD_RING_STEPS:-3}
 SEED=7

@@ -12,7 +12,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 cd "$root"
 source test/lib.sh
-B=${BUILD:-build}/board
+B=${BOARD_OUT:-${BUILD:-build}/board}
 QEMU=${BOARD_QEMU:-qemu-system-arm}
 STEPS=${BOARD_TRAIN_STEPS:-4}
 C1=${BOARD_TRAIN_C1:-16}; C2=${BOARD_TRAIN_C2:-32}; BATCH=${BOARD_TRAIN_BATCH:-4}
