@@ -14,7 +14,7 @@
 #define MAX_FLOATS  (1u << 18)           /* 1 MiB of floats */
 
 static float buf_a[MAX_FLOATS], buf_b[MAX_FLOATS];
-static uint8_t scratch[1u << 17] __attribute__((aligned(16)));
+static uint8_t scratch[1u << 20] __attribute__((aligned(16)));
 
 static uint64_t fnv(const void *p, size_t n)
 {
