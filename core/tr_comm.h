@@ -6,7 +6,7 @@
  * The blocking forms (tr_allreduce, ...) are start + a loop of progress and
  * transport poll(), bounded by the configured timeout.
  *
- * Scratch (receive staging for one pipeline segment, header buffers) comes
+ * Scratch (the receive staging for one pipeline segment) comes
  * from the caller: ask tr_comm_scratch_size() first.
  *
  * Results are bitwise identical on every rank: reductions are computed once
@@ -70,7 +70,7 @@ struct tr_comm_fault {
 };
 
 /* One direction of the running collective: sends go to the RIGHT link,
- * receives come from the LEFT link (hello uses both; see tr_comm.c). */
+ * receives come from the LEFT link (hello uses both; see tr_comm_hello.c). */
 struct tr_comm_xfer {
     uint32_t step;            /* current step (0 .. nsteps-1); nsteps = done */
     uint32_t nsteps;          /* steps this rank sends (tx) / receives (rx) */
