@@ -68,6 +68,7 @@ int main(int argc, char **argv)
         else if (!strcmp(k, "--budget-ms")) budget = atof(v) / 1000.0;
         else if (!strcmp(k, "--segment")) segment = (uint32_t)atol(v);
         else if (!strcmp(k, "--sockbuf")) sockbuf = atoi(v);
+        else if (!strcmp(k, "--spin-us")) pc.spin_us = (uint32_t)atol(v);
         else {
             fprintf(stderr, "unknown option %s\n", k);
             return 2;

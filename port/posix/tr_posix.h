@@ -100,6 +100,10 @@ struct tr_posix_config {
     int         sndbuf;            /* SO_SNDBUF bytes on ring links; 0 = default
                                     * (TR_POSIX_DEFAULT_SOCKBUF), < 0 = kernel autotuning */
     int         rcvbuf;            /* SO_RCVBUF bytes, same convention */
+    uint32_t    spin_us;           /* transport poll(): re-check without sleeping
+                                    * for up to this long before it sleeps (saves
+                                    * a wake-up when the neighbour answers fast;
+                                    * burns the core meanwhile); 0 = sleep at once */
 };
 
 #define TR_POSIX_DEFAULT_SOCKBUF (4 * 1024 * 1024)
@@ -115,6 +119,7 @@ struct tr_posix {
     uint64_t job_token;            /* copied from config */
     uint32_t peer_addr[2];         /* IPv4 of the left / right neighbour */
     uint16_t peer_port[2];         /* their listening ports */
+    uint32_t spin_us;              /* copied from config (0 when filled by hand) */
 };
 
 /* Sets every field to its default (init_method NULL, rank/world -1). */

@@ -4,9 +4,17 @@
 #include <errno.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <time.h>
 
 #include "tr_error.h"
 #include "tr_posix_int.h"
+
+static uint64_t now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
 
 static int link_fd(void *ctx, int peer)
 {
@@ -47,6 +55,23 @@ static long px_recv(void *ctx, int peer, void *buf, size_t len)
     }
 }
 
+/* Re-check for up to spin_us without sleeping: a sleeping poll() costs a
+ * wake-up (scheduler latency) on every arrival. Returns poll()'s result. */
+static int spin(void *ctx, struct pollfd *pf, int np)
+{
+    struct tr_posix *px = ctx;
+    uint64_t t0, t;
+    int rc = 0;
+    if (!px->spin_us)
+        return 0;
+    t0 = now_us();
+    do {
+        rc = poll(pf, (nfds_t)np, 0);
+        t = now_us();
+    } while (rc == 0 && t - t0 < px->spin_us);
+    return rc;
+}
+
 static int px_poll(void *ctx, unsigned want, uint32_t timeout_ms)
 {
     struct pollfd pf[2];
@@ -66,7 +91,9 @@ static int px_poll(void *ctx, unsigned want, uint32_t timeout_ms)
         pf[np].revents = 0;
         idx[np++] = peer;
     }
-    rc = poll(pf, (nfds_t)np, timeout_ms > 0x7fffffffu ? -1 : (int)timeout_ms);
+    rc = np && timeout_ms ? spin(ctx, pf, np) : 0;
+    if (rc == 0)
+        rc = poll(pf, (nfds_t)np, timeout_ms > 0x7fffffffu ? -1 : (int)timeout_ms);
     if (rc < 0)
         return errno == EINTR ? 0 : TR_ERR_IO;
     for (rc = 0; rc < np; rc++) {
