@@ -28,14 +28,13 @@ TEST_TARGETS  += test-app
 BENCH_TARGETS += bench-train
 
 RUN_DIR   ?= $(BUILD)/run
-RUN_FLAGS ?= --nproc 4 --epochs 1 --max-steps 130
+RUN_FLAGS ?= --nproc 4 --epochs 6
 
 # make run: build, get the data, 4 local ranks for about two minutes.
 run: $(BUILD)/mnist_ring
 	@data=$$(bash tools/get-data.sh) || exit 1; mkdir -p $(RUN_DIR); \
-	  echo "make run: $(BUILD)/mnist_ring --data $$data $(RUN_FLAGS) --metrics $(RUN_DIR)/metrics.csv --save-model $(RUN_DIR)/model.trm"; \
-	  $(BUILD)/mnist_ring --data $$data $(RUN_FLAGS) --metrics $(RUN_DIR)/metrics.csv \
-	    --save-model $(RUN_DIR)/model.trm
+	  set -x; $(BUILD)/mnist_ring --data $$data $(RUN_FLAGS) --metrics $(RUN_DIR)/metrics.csv \
+	    --save-model $(RUN_DIR)/model.trm $$(command -v gnuplot >/dev/null && echo --plot $(RUN_DIR)/curves.png)
 
 plot: $(BUILD)/mnist_ring
 	$(BUILD)/mnist_ring --plot-from $(RUN_DIR)/metrics.csv --plot $(RUN_DIR)/curves.png

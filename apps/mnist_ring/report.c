@@ -85,7 +85,8 @@ int mr_metrics_append(const char *path, const struct mr_epoch_stats *s)
 /* Two panels against the epoch: loss (train, test) and accuracy (train, test),
  * as seed 002 plots its training curve. */
 static const char plot_script[] =
-    "set terminal png size 900,400\n"
+    "set terminal png size 900,400 noenhanced\n"
+    "set xtics 1\n"
     "set output '%s'\n"
     "set datafile separator ','\n"
     "set key autotitle columnhead\n"

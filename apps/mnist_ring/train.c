@@ -406,6 +406,7 @@ int mr_train_rank(const struct mr_args *a, const struct mr_dataset *train,
     uint64_t gstep;
     unsigned epoch, k0;
     int rc, stopped = 0, lead;
+    double last_acc = -1;
 
     memset(&r, 0, sizeof r);
     r.a = a;
@@ -537,6 +538,7 @@ int mr_train_rank(const struct mr_args *a, const struct mr_dataset *train,
         es.test_acc = sums[2] > 0 ? sums[1] / sums[2] : 0;
         es.train_loss = sums[5] > 0 ? sums[3] / sums[5] : 0;
         es.train_acc = sums[5] > 0 ? sums[4] / sums[5] : 0;
+        last_acc = es.test_acc;
         es.samples_per_s = es.seconds > 0 ? sums[5] / es.seconds : 0;
         es.comm_share = es.seconds > 0 ? t_comm / es.seconds : 0;
         if (lead) {
@@ -566,6 +568,8 @@ int mr_train_rank(const struct mr_args *a, const struct mr_dataset *train,
     }
     if (lead) {
         printf("done: %llu steps", (unsigned long long)gstep);
+        if (last_acc >= 0)
+            printf(", test accuracy %.4f", last_acc);
         if (a->save_model)
             printf(", model saved to %s", a->save_model);
         printf("\n");
