@@ -29,8 +29,41 @@ void tr_maxpool2d_forward(float *restrict y, const float *restrict x,
     }
 }
 
-/* 2x2 windows, stride 2: each window's four inputs get dy or 0 in one pass;
- * a last odd row or column (outside every window) gets 0. */
+static uint32_t fbits(float f)
+{
+    union { float f; uint32_t u; } b;
+    b.f = f;
+    return b.u;
+}
+
+/* One output row of a 2x2 stride-2 window: inputs rows x0, x1 get dy or 0.
+ * The first of the four (row-major) equal to the max wins, found as 0/1
+ * float masks from integer compares of the bits (the max is a copy of the
+ * first element attaining it, and every element before that one compares
+ * less): straight-line code that vectorises, no data-dependent branches.
+ * Separate restrict rows so the compiler needs no aliasing checks. */
+static void pool2_row(float *restrict d0, float *restrict d1, const float *restrict x0,
+                      const float *restrict x1, const float *restrict y,
+                      const float *restrict dy, unsigned ow_n)
+{
+    unsigned ow;
+
+    for (ow = 0; ow < ow_n; ow++) {
+        const uint32_t m = fbits(y[ow]);
+        const float g = dy[ow];
+        const float a = (float)(fbits(x0[2 * ow]) == m);
+        const float b = (float)(fbits(x0[2 * ow + 1]) == m) * (1.0f - a);
+        const float c = (float)(fbits(x1[2 * ow]) == m) * (1.0f - a) * (1.0f - b);
+        const float e = (1.0f - a) * (1.0f - b) * (1.0f - c);
+        d0[2 * ow] = a * g;
+        d0[2 * ow + 1] = b * g;
+        d1[2 * ow] = c * g;
+        d1[2 * ow + 1] = e * g;
+    }
+}
+
+/* 2x2 windows, stride 2: each input written once; a last odd row or
+ * column (outside every window) gets 0. */
 static void pool2_backward(float *restrict dx, const float *restrict dy,
                            const float *restrict x, const float *restrict y,
                            const struct tr_layer *l, unsigned n)
@@ -38,27 +71,15 @@ static void pool2_backward(float *restrict dx, const float *restrict dy,
     const unsigned H = l->in_h, W = l->in_w, OH = l->out_h, OW = l->out_w;
     const size_t planes = (size_t)n * l->in_c;
     size_t p;
-    unsigned oh, ow, w;
+    unsigned oh, w;
 
     for (p = 0; p < planes; p++) {
         const float *xp = x + p * H * W;
         float *dxp = dx + p * H * W;
         for (oh = 0; oh < OH; oh++) {
-            const float *x0 = xp + 2u * oh * W, *x1 = x0 + W;
-            const float *yp = y + (p * OH + oh) * OW, *dyp = dy + (p * OH + oh) * OW;
             float *d0 = dxp + 2u * oh * W, *d1 = d0 + W;
-            for (ow = 0; ow < OW; ow++) {
-                /* first of the four (row-major) equal to the max; written
-                 * with non-short-circuit ops so the loop if-converts into
-                 * vector compares and blends */
-                const float m = yp[ow], g = dyp[ow];
-                const int a = x0[2 * ow] == m, b = (x0[2 * ow + 1] == m) & !a;
-                const int c = (x1[2 * ow] == m) & !a & !b, e = !a & !b & !c;
-                d0[2 * ow] = a ? g : 0.0f;
-                d0[2 * ow + 1] = b ? g : 0.0f;
-                d1[2 * ow] = c ? g : 0.0f;
-                d1[2 * ow + 1] = e ? g : 0.0f;
-            }
+            pool2_row(d0, d1, xp + 2u * oh * W, xp + (2u * oh + 1u) * W,
+                      y + (p * OH + oh) * OW, dy + (p * OH + oh) * OW, OW);
             for (w = 2u * OW; w < W; w++)
                 d0[w] = d1[w] = 0.0f;
         }
