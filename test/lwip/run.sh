@@ -90,9 +90,12 @@ fault_case() {  # NAME KINDS VICTIM ACTION
   check "$name: all ${#kinds} ranks looping" test "$ok" -eq ${#kinds}
   t0=$(date +%s%N)
   if [ "$action" = down ]; then nsx ip link set "tap$victim" down
-  else kill -9 $(pgrep -P "${RANKPID[victim]}") "${RANKPID[victim]}"; fi   # the rank, then its timeout
+  else   # the rank itself (the child of timeout); disowned: no job notice
+    disown "${RANKPID[victim]}"; kill -9 $(pgrep -P "${RANKPID[victim]}"); fi
   for r in "${!RANKPID[@]}"; do
-    [ "$r" -eq "$victim" ] && [ "$action" = kill ] && { wait "${RANKPID[r]}" 2>/dev/null; continue; }
+    if [ "$r" -eq "$victim" ] && [ "$action" = kill ]; then
+      while kill -0 "${RANKPID[r]}" 2>/dev/null; do sleep 0.05; done; continue
+    fi
     wait "${RANKPID[r]}"; st=$?
     dt=$(( ($(date +%s%N) - t0) / 1000000 ))
     check "$name: rank $r stopped with an error (exit $st), not killed by timeout" test "$st" -eq 3
