@@ -187,11 +187,19 @@ fi
 # --- end to end on Fashion-MNIST: 2 ranks, 1 epoch, test accuracy >= 0.80
 fm=$(TR_NO_DOWNLOAD=1 bash "$here/tools/get-data.sh" 2>/dev/null)
 if [ -n "$fm" ]; then
-  $TO 300 "$MR" --data "$fm" --nproc 2 --epochs 1 >"$T/fm.out" 2>"$T/fm.err"
+  $TO 300 "$MR" --data "$fm" --nproc 2 --epochs 1 --save-model "$T/fm.trm" >"$T/fm.out" 2>"$T/fm.err"
   st=$?
   cat "$T/fm.out" | grep -v "step .*ETA" | sed 's/^/  fashion-mnist: /'
   check "Fashion-MNIST 2 ranks 1 epoch: exits 0" test $st -eq 0
   check "Fashion-MNIST: test accuracy >= 0.80" awk '$1=="epoch" && $2=="1/1" && $3=="loss" { f=1; ok=($13>=0.80) } END { exit !(f&&ok) }' "$T/fm.out"
+  # the saved model, loaded into PyTorch's ConvNet, scores what mnist_ring reported
+  ours=$(awk '$1=="epoch" && $2=="1/1" && $3=="loss" { print $13 }' "$T/fm.out")
+  if /usr/bin/python3 -c 'import torch, numpy' 2>/dev/null; then
+    theirs=$($TO 120 /usr/bin/python3 "$here/test/app/torch_check_model.py" "$T/fm.trm" "$fm" 2>"$T/torch.err")
+    check "model file in PyTorch: test acc $theirs == mnist_ring's $ours" test -n "$ours" -a "$theirs" = "$ours"
+  else
+    echo "app: skipped the PyTorch model-file check (no python3-torch)"
+  fi
 else
   fail "no Fashion-MNIST (tools/get-data.sh)"
 fi
