@@ -71,3 +71,8 @@ test-cross:
 
 CROSS_TARGETS += cross-core
 TEST_TARGETS  += test-cross
+
+# the arena table of docs/DESIGN.md, from the size query
+.PHONY: core-sizes
+core-sizes: $(ARENA_SIZES)
+	@$(ARENA_SIZES)
