@@ -196,7 +196,9 @@ if [ -n "$fm" ]; then
   ours=$(awk '$1=="epoch" && $2=="1/1" && $3=="loss" { print $13 }' "$T/fm.out")
   if /usr/bin/python3 -c 'import torch, numpy' 2>/dev/null; then
     theirs=$($TO 120 /usr/bin/python3 "$here/test/app/torch_check_model.py" "$T/fm.trm" "$fm" 2>"$T/torch.err")
-    check "model file in PyTorch: test acc $theirs == mnist_ring's $ours" test -n "$ours" -a "$theirs" = "$ours"
+    # different kernels sum in a different order: allow a borderline sample or three to flip
+    check "model file in PyTorch: test acc $theirs ~= mnist_ring's $ours (within 3 of 10000)" \
+      awk -v a="$theirs" -v b="$ours" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b != "" && a != "" && d <= 0.00031) }'
   else
     echo "app: skipped the PyTorch model-file check (no python3-torch)"
   fi
