@@ -251,6 +251,43 @@ static void col2im(float *restrict dx, float *restrict col, const struct tr_laye
         }
 }
 
+#define TR_CONV_LANES 16
+
+/* sum of x[0..n) in TR_CONV_LANES independent partial sums (vectorisable
+ * without reassociation), reduced in a fixed order */
+static float sum_lanes(const float *restrict x, size_t n)
+{
+    float acc[TR_CONV_LANES], s = 0.0f;
+    size_t i, j, body = n - n % TR_CONV_LANES;
+
+    for (j = 0; j < TR_CONV_LANES; j++)
+        acc[j] = 0.0f;
+    for (i = 0; i < body; i += TR_CONV_LANES)
+        for (j = 0; j < TR_CONV_LANES; j++)
+            acc[j] += x[i + j];
+    for (i = body; i < n; i++)
+        s += x[i];
+    for (j = 0; j < TR_CONV_LANES; j++)
+        s += acc[j];
+    return s;
+}
+
+/* t (cols, rows) = a (rows, cols)^T, in 8 x 8 blocks so both sides stay in
+ * a few cache lines */
+static void transpose(float *restrict t, const float *restrict a, size_t rows, size_t cols)
+{
+    size_t r0, c0, r, c;
+
+    for (r0 = 0; r0 < rows; r0 += 8)
+        for (c0 = 0; c0 < cols; c0 += 8) {
+            const size_t r1 = r0 + 8 < rows ? r0 + 8 : rows;
+            const size_t c1 = c0 + 8 < cols ? c0 + 8 : cols;
+            for (c = c0; c < c1; c++)
+                for (r = r0; r < r1; r++)
+                    t[c * rows + r] = a[r * cols + c];
+        }
+}
+
 void tr_conv2d_forward(float *y, const float *x, const float *w, const float *b,
                        const struct tr_layer *l, unsigned n, float *scratch)
 {
@@ -281,26 +318,19 @@ void tr_conv2d_backward(float *dx, float *dw, float *db, const float *dy,
     float *dyt = col + kk * p;          /* (p, OC) */
     float *dwt = dyt + p * OC;          /* (kk, OC) */
     float *wt = dwt + kk * OC;          /* (kk, OC) */
-    size_t i, oc, q, r;
+    size_t i, oc, q;
 
     for (q = 0; q < kk * OC; q++)
         dwt[q] = 0.0f;
     for (oc = 0; oc < OC; oc++)
         db[oc] = 0.0f;
     if (dx)
-        for (oc = 0; oc < OC; oc++)
-            for (r = 0; r < kk; r++)
-                wt[r * OC + oc] = w[oc * kk + r];
+        transpose(wt, w, OC, kk);
     for (i = 0; i < n; i++) {
         const float *dyi = dy + i * ys;
-        for (oc = 0; oc < OC; oc++) {
-            float s = 0.0f;
-            for (q = 0; q < p; q++) {
-                s += dyi[oc * p + q];
-                dyt[q * OC + oc] = dyi[oc * p + q];
-            }
-            db[oc] += s;
-        }
+        for (oc = 0; oc < OC; oc++)
+            db[oc] += sum_lanes(dyi + oc * p, p);
+        transpose(dyt, dyi, OC, p);
         im2col(col, x + i * xs, l);
         tr_gemm(dwt, col, dyt, kk, OC, p, p, OC, OC);
         if (dx) {
@@ -310,7 +340,5 @@ void tr_conv2d_backward(float *dx, float *dw, float *db, const float *dy,
             col2im(dx + i * xs, col, l);
         }
     }
-    for (oc = 0; oc < OC; oc++)
-        for (r = 0; r < kk; r++)
-            dw[oc * kk + r] = dwt[r * OC + oc];
+    transpose(dw, dwt, kk, OC);
 }

@@ -36,12 +36,20 @@ static uint32_t fbits(float f)
     return b.u;
 }
 
-/* One output row of a 2x2 stride-2 window: inputs rows x0, x1 get dy or 0.
- * The first of the four (row-major) equal to the max wins, found as 0/1
- * float masks from integer compares of the bits (the max is a copy of the
- * first element attaining it, and every element before that one compares
- * less): straight-line code that vectorises, no data-dependent branches.
- * Separate restrict rows so the compiler needs no aliasing checks. */
+static float from_bits(uint32_t u)
+{
+    union { float f; uint32_t u; } b;
+    b.u = u;
+    return b.f;
+}
+
+/* One output row of a 2x2 stride-2 window: input rows x0, x1 get dy or +0.
+ * The first of the four (row-major) equal to the max wins. It is found with
+ * integer compares of the bits (the max is a copy of the first element
+ * attaining it, and every element before that one compares less) turned
+ * into all-ones/all-zeros masks over dy's bits: straight-line integer code,
+ * no data-dependent branches, vectorisable. Separate restrict rows so the
+ * compiler needs no aliasing checks. */
 static void pool2_row(float *restrict d0, float *restrict d1, const float *restrict x0,
                       const float *restrict x1, const float *restrict y,
                       const float *restrict dy, unsigned ow_n)
@@ -49,16 +57,15 @@ static void pool2_row(float *restrict d0, float *restrict d1, const float *restr
     unsigned ow;
 
     for (ow = 0; ow < ow_n; ow++) {
-        const uint32_t m = fbits(y[ow]);
-        const float g = dy[ow];
-        const float a = (float)(fbits(x0[2 * ow]) == m);
-        const float b = (float)(fbits(x0[2 * ow + 1]) == m) * (1.0f - a);
-        const float c = (float)(fbits(x1[2 * ow]) == m) * (1.0f - a) * (1.0f - b);
-        const float e = (1.0f - a) * (1.0f - b) * (1.0f - c);
-        d0[2 * ow] = a * g;
-        d0[2 * ow + 1] = b * g;
-        d1[2 * ow] = c * g;
-        d1[2 * ow + 1] = e * g;
+        const uint32_t m = fbits(y[ow]), g = fbits(dy[ow]);
+        const uint32_t a = 0u - (uint32_t)(fbits(x0[2 * ow]) == m);
+        const uint32_t b = (0u - (uint32_t)(fbits(x0[2 * ow + 1]) == m)) & ~a;
+        const uint32_t c = (0u - (uint32_t)(fbits(x1[2 * ow]) == m)) & ~(a | b);
+        const uint32_t e = ~(a | b | c);
+        d0[2 * ow] = from_bits(g & a);
+        d0[2 * ow + 1] = from_bits(g & b);
+        d1[2 * ow] = from_bits(g & c);
+        d1[2 * ow + 1] = from_bits(g & e);
     }
 }
 
