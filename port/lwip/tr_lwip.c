@@ -40,6 +40,12 @@ enum link_state {
 
 #define DEF_CONNECT_MS 30000u
 #define DEF_RETRY_MS   100u
+#ifndef TR_LWIP_ATTEMPT_MS
+#define TR_LWIP_ATTEMPT_MS 1000u  /* a SYN unanswered this long (peer not booted,
+                                * ARP unresolved) is dropped and sent afresh
+                                * instead of waiting for lwIP's 3 s, 6 s, ...
+                                * SYN backoff */
+#endif
 
 int tr_lwip_err(int e)
 {
@@ -368,6 +374,7 @@ static int start_connect(struct tr_lwip *lw)
     IP_ADDR4(&ip, a->ip[0], a->ip[1], a->ip[2], a->ip[3]);
     attach(l, pcb);
     l->state = LS_CONNECTING;
+    l->retry_at = sys_now() + TR_LWIP_ATTEMPT_MS;    /* while connecting: give-up time */
     e = tcp_connect(pcb, &ip, a->port, on_connected);
     if (e != ERR_OK) {
         lw->last_lwip_err = e;
@@ -458,6 +465,10 @@ int tr_lwip_connect(struct tr_lwip *lw)
             return 0;
         if ((uint32_t)(now - t0) >= limit)
             break;
+        if (r->state == LS_CONNECTING && !before(now, r->retry_at)) {
+            link_abort(r);             /* silent peer: start over */
+            r->state = LS_IDLE;
+        }
         if (r->state == LS_IDLE && !before(now, r->retry_at)) {
             rc = start_connect(lw);
             if (rc < 0)

@@ -88,7 +88,9 @@ struct tr_lwip_link {
                                    * window stays shut for them) */
     uint32_t unacked;             /* bytes core read but not yet passed to
                                    * tcp_recved (batched to >= 1 MSS) */
-    uint32_t retry_at;            /* sys_now() of the next connect attempt */
+    uint32_t retry_at;            /* sys_now() of the next connect attempt
+                                   * (while connecting: when to give up on
+                                   * this attempt's SYN) */
     int      send_blocked;        /* 1 after tcp_write said ERR_MEM: not
                                    * writable until a segment is acked */
     uint8_t  hs[32];              /* handshake bytes received so far */

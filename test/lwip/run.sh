@@ -60,6 +60,28 @@ stranger_case() {
 }
 stranger_case
 
+# 1c. a rank that boots 3 s after its neighbour (no ARP answer, no RST
+#     meanwhile): the neighbour keeps trying and the link comes up within
+#     about a second of the late rank's start
+late_case() {
+  local t="198.18.0.10:$PORT,198.18.0.11:$PORT" a b t0 dt
+  t0=$(date +%s%N)
+  timeout 30 ip netns exec "$NS" "$BIN/lwip_rank" --tap tap0 --ip 198.18.0.10 --table "$t" \
+    --rank 0 --world 2 --token $TOKEN --mode stream --suite lwip-late-r0 --bytes 100000 \
+    >"$LOG/late.0.out" 2>&1 &
+  a=$!; PIDS+=($a)
+  sleep 3
+  timeout 30 ip netns exec "$NS" "$BIN/lwip_rank" --tap tap1 --ip 198.18.0.11 --table "$t" \
+    --rank 1 --world 2 --token $TOKEN --mode stream --suite lwip-late-r1 --bytes 100000 \
+    >"$LOG/late.1.out" 2>&1 &
+  b=$!; PIDS+=($b)
+  wait $a; check "late: rank 0 ran its stream" test $? -eq 0
+  wait $b; check "late: rank 1 ran its stream" test $? -eq 0
+  dt=$(( ($(date +%s%N) - t0) / 1000000 ))
+  check "late: both done $dt ms after the first start (< 6000)" test "$dt" -lt 6000
+}
+late_case
+
 # 2. the collectives suite over 2, 3 and 4 lwIP ranks
 for kinds in LL LLL LLLL; do
   check "collectives over ${#kinds} lwIP ranks" run_ring "coll${#kinds}" "$kinds" coll
