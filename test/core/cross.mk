@@ -65,7 +65,9 @@ cross-core: $(CROSS_DIR)/m4/image.elf $(CROSS_DIR)/rv32/image.elf
 	@$(RV_SIZE) $(CROSS_DIR)/rv32/image.elf | tail -1
 	@echo "(image bss holds the static arena for conv $(word 1,$(CROSS_IMAGE_NET))/$(word 2,$(CROSS_IMAGE_NET)) at batch $(word 3,$(CROSS_IMAGE_NET)))"
 
-test-cross:
+# the host pieces are built first, so the sub-make below only builds the
+# cross objects (nothing shared with a parallel outer make)
+test-cross: $(ARENA_SIZES) $(BUILD)/libtinyring.a
 	@mkdir -p $(TR_RESULTS)
 	timeout 600 bash test/core/cross_test.sh $(MAKE) $(CROSS_DIR)
 
