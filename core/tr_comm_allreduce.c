@@ -22,10 +22,14 @@ int tr_allreduce_start(struct tr_comm *c, float *buf, size_t count,
         return 0;
     }
     if (algo == TR_ALGO_RING) {
-        c->run.tx.nsteps = 2u * ((uint32_t)c->cfg.world - 1u);
+        /* world 2 and one segment: the one-round exchange (tr_comm_ring.c) */
+        int kind = c->cfg.world == 2 && (uint64_t)count * 4u <= c->cfg.segment_bytes
+                       ? TR_KIND_EXCHANGE : TR_KIND_RING;
+        c->run.kind = kind;             /* the step geometry depends on it */
+        c->run.op = (int)op;
+        c->run.tx.nsteps = kind == TR_KIND_EXCHANGE ? 1u : 2u * ((uint32_t)c->cfg.world - 1u);
         c->run.rx.nsteps = c->run.tx.nsteps;
-        return tr_comm_engine_start(c, TR_KIND_RING, buf, (uint32_t)count * 4u, 4,
-                                    (int)op, 0);
+        return tr_comm_engine_start(c, kind, buf, (uint32_t)count * 4u, 4, (int)op, 0);
     }
     c->run.kind = algo == TR_ALGO_CHAIN ? TR_KIND_CHAIN : TR_KIND_REDUCE_BCAST;
     c->run.op = (int)op;

@@ -27,6 +27,7 @@ static void get_step(const struct tr_comm *c, int is_tx, uint32_t k, struct tr_c
 {
     switch (c->run.kind) {
     case TR_KIND_RING:
+    case TR_KIND_EXCHANGE:
         tr_comm_ring_step(c, is_tx, k, st);
         break;
     case TR_KIND_BARRIER:
@@ -194,10 +195,33 @@ static void rx_apply(struct tr_comm *c)
     float *dst = (float *)(void *)((uint8_t *)c->buf + cur_off(c, x));
     const float *stage = (const float *)(void *)c->scratch;
 
-    if (x->mode == TR_RX_SUM)
+    switch (x->mode) {
+    case TR_RX_SUM:
         tr_comm_sum(dst, stage, len / 4u);
-    else if (x->mode == TR_RX_SUM_DIV)
+        break;
+    case TR_RX_SUM_DIV:
         tr_comm_sum_div(dst, stage, len / 4u, (float)c->cfg.world);
+        break;
+    case TR_RX_RSUM:
+        tr_comm_rsum(dst, stage, len / 4u);
+        break;
+    case TR_RX_RSUM_DIV:
+        tr_comm_rsum_div(dst, stage, len / 4u, (float)c->cfg.world);
+        break;
+    default:
+        break;                          /* TR_RX_COPY: already in place */
+    }
+}
+
+/* The exchange (world 2) sends segment s from the very buffer the received
+ * segment s is added into: the sum may only land once our own segment s has
+ * gone out whole. (Elsewhere the data flow itself guarantees it.) */
+static int rx_may_apply(const struct tr_comm *c)
+{
+    const struct tr_comm_xfer *t = &c->run.tx;
+    if (c->run.kind != TR_KIND_EXCHANGE)
+        return 1;
+    return t->step >= t->nsteps || t->seg > c->run.rx.seg;
 }
 
 static int rx_pump(struct tr_comm *c, int *moved)
@@ -211,6 +235,14 @@ static int rx_pump(struct tr_comm *c, int *moved)
         size_t want;
         long n;
 
+        if (x->done == TR_WIRE_HDR_BYTES + len) {
+            /* a whole segment (header checked): reduce or copy, move on */
+            if (!rx_may_apply(c))
+                break;
+            rx_apply(c);
+            advance(c, 0);
+            continue;
+        }
         if (x->done < TR_WIRE_HDR_BYTES) {
             dst = x->hdr + x->done;
             want = TR_WIRE_HDR_BYTES - x->done;
@@ -237,10 +269,6 @@ static int rx_pump(struct tr_comm *c, int *moved)
             int rc = rx_check(c);
             if (rc < 0)
                 return engine_fail(c, rc, x->phase, TR_LEFT);
-        }
-        if (x->done == TR_WIRE_HDR_BYTES + len) {
-            rx_apply(c);
-            advance(c, 0);
         }
     }
     return 0;
@@ -303,7 +331,9 @@ unsigned tr_comm_engine_want(const struct tr_comm *c)
 {
     unsigned w = 0;
     const struct tr_comm_xfer *t = &c->run.tx;
-    if (c->run.rx.step < c->run.rx.nsteps)
+    const struct tr_comm_xfer *r = &c->run.rx;
+    if (r->step < r->nsteps &&
+        (r->done < TR_WIRE_HDR_BYTES + cur_len(c, r) || rx_may_apply(c)))
         w |= TR_POLL_RECV(TR_LEFT);
     if (t->step < t->nsteps && (t->done > 0 || rx_has(c, t->dep, t->seg)))
         w |= TR_POLL_SEND(TR_RIGHT);

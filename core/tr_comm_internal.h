@@ -20,14 +20,17 @@ enum tr_comm_kind {
     TR_KIND_REDUCE_BCAST = 4, /* chain reduce to root 0 + broadcast from 0 */
     TR_KIND_REDUCE = 5,       /* chain reduce to a root */
     TR_KIND_BCAST = 6,        /* broadcast of bytes from a root */
-    TR_KIND_BARRIER = 7       /* N-1 empty ring steps */
+    TR_KIND_BARRIER = 7,      /* N-1 empty ring steps */
+    TR_KIND_EXCHANGE = 8      /* ring allreduce at world 2: one swap + add */
 };
 
 /* What a receive step does with a segment's payload. */
 enum tr_comm_rxmode {
     TR_RX_COPY = 0,           /* straight into the caller's buffer */
     TR_RX_SUM = 1,            /* into staging, then buf += staging */
-    TR_RX_SUM_DIV = 2         /* into staging, then buf = (buf+staging)/world */
+    TR_RX_SUM_DIV = 2,        /* into staging, then buf = (buf+staging)/world */
+    TR_RX_RSUM = 3,           /* into staging, then buf = staging + buf */
+    TR_RX_RSUM_DIV = 4        /* into staging, then buf = (staging+buf)/world */
 };
 
 /* ---- wire (tr_comm_wire.c) ---------------------------------------------- */
@@ -70,11 +73,18 @@ void tr_wire_get_hello(struct tr_wire_hello *h, const uint8_t in[TR_WIRE_HELLO_B
 void tr_comm_sum(float *dst, const float *src, size_t n);
 /* dst[i] = (dst[i] + src[i]) / div */
 void tr_comm_sum_div(float *dst, const float *src, size_t n, float div);
+/* dst[i] = src[i] + dst[i]: the same sum with the operands the other way
+ * round, so that two ranks adding each other's data get the same bits */
+void tr_comm_rsum(float *dst, const float *src, size_t n);
+/* dst[i] = (src[i] + dst[i]) / div */
+void tr_comm_rsum_div(float *dst, const float *src, size_t n, float div);
 /* dst[i] = dst[i] / div */
 void tr_comm_div(float *dst, size_t n, float div);
 /* plain references of the above (element by element, no restrict) */
 void tr_comm_sum_ref(float *dst, const float *src, size_t n);
 void tr_comm_sum_div_ref(float *dst, const float *src, size_t n, float div);
+void tr_comm_rsum_ref(float *dst, const float *src, size_t n);
+void tr_comm_rsum_div_ref(float *dst, const float *src, size_t n, float div);
 
 /* ---- engine (tr_comm_engine.c) ------------------------------------------ */
 /* One step as the engine sees it. */

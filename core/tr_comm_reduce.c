@@ -22,6 +22,20 @@ void tr_comm_sum_div(float *restrict dst, const float *restrict src, size_t n, f
         dst[i] = (dst[i] + src[i]) / div;
 }
 
+void tr_comm_rsum(float *restrict dst, const float *restrict src, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++)
+        dst[i] = src[i] + dst[i];
+}
+
+void tr_comm_rsum_div(float *restrict dst, const float *restrict src, size_t n, float div)
+{
+    size_t i;
+    for (i = 0; i < n; i++)
+        dst[i] = (src[i] + dst[i]) / div;
+}
+
 void tr_comm_div(float *restrict dst, size_t n, float div)
 {
     size_t i;
@@ -44,6 +58,25 @@ void tr_comm_sum_div_ref(float *dst, const float *src, size_t n, float div)
     size_t i;
     for (i = 0; i < n; i++) {
         float s = dst[i] + src[i];
+        dst[i] = s / div;
+    }
+}
+
+void tr_comm_rsum_ref(float *dst, const float *src, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++) {
+        float a = src[i];
+        float b = dst[i];
+        dst[i] = a + b;
+    }
+}
+
+void tr_comm_rsum_div_ref(float *dst, const float *src, size_t n, float div)
+{
+    size_t i;
+    for (i = 0; i < n; i++) {
+        float s = src[i] + dst[i];
         dst[i] = s / div;
     }
 }

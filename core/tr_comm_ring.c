@@ -16,7 +16,20 @@
  * The chunk sent at step k+1 is the one received at step k, so each send step
  * depends on the previous receive step segment by segment: that is the
  * pipeline. An empty chunk still travels as one header-only message, which
- * keeps the ranks in step and lets a peer with another count be detected. */
+ * keeps the ranks in step and lets a peer with another count be detected.
+ *
+ * World 2 with a buffer that fits one segment (the 116 KiB gradient of the
+ * seed ConvNet with the default segment) is special: the ring would take two
+ * rounds (half the buffer each way, then the other half back). Both ranks
+ * instead send their whole buffer at once and add what they receive: the
+ * bytes each rank sends are the same (2(N-1)/N of the buffer is all of it at
+ * N = 2), the rounds are halved, and the result is still bitwise identical:
+ * rank 0 computes own + peer, rank 1 peer + own, so both add rank 0's value
+ * to rank 1's in that order (IEEE addition is commutative, and keeping the
+ * order also keeps NaN payloads equal). The received sum may only land once
+ * our own copy has gone out whole (tr_comm_engine.c, rx_may_apply).
+ * Larger buffers keep the ring: it adds half as much per rank and pipelines
+ * freely, and measured 1.5-2x faster at 16 MiB on TCP loopback. */
 #include "tr_comm_internal.h"
 #include "tr_error.h"
 
@@ -44,6 +57,20 @@ void tr_comm_ring_step(const struct tr_comm *c, int is_tx, uint32_t k,
     int rs = kk < n - 1;
     uint32_t idx;
 
+    if (c->run.kind == TR_KIND_EXCHANGE) {
+        /* world 2: swap the whole buffer once and add; rank 0 computes
+         * own + peer and rank 1 peer + own, i.e. both rank0 + rank1 */
+        int avg = c->run.op == TR_OP_AVG;
+        st->off = 0;
+        st->len = c->run.total;
+        st->dep = -1;
+        st->phase = TR_PHASE_REDUCE_SCATTER;
+        if (r == 0)
+            st->mode = avg ? TR_RX_SUM_DIV : TR_RX_SUM;
+        else
+            st->mode = avg ? TR_RX_RSUM_DIV : TR_RX_RSUM;
+        return;
+    }
     if (is_tx)
         idx = rs ? mod(r - kk, n) : mod(r + 1 - (kk - (n - 1)), n);
     else

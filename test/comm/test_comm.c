@@ -204,6 +204,50 @@ static void test_sequence(void)
     }
 }
 
+/* Bitwise equality even for NaN payloads, signed zeros and infinities, for
+ * every algorithm at world 2 (the exchange path) and 3. */
+static void test_special_values(void)
+{
+    int world, algo, op;
+    for (world = 2; world <= 3; world++)
+        for (algo = 0; algo < 3; algo++)
+            for (op = 0; op < 2; op++) {
+                struct job j;
+                float buf[3][16];
+                uint32_t bits;
+                int r, ok = 1;
+                if (job_open(&j, world, 0, 4096, 1000) < 0) {
+                    TH_CHECK(0, "hello");
+                    job_free(&j);
+                    continue;
+                }
+                for (r = 0; r < world; r++) {
+                    int i;
+                    for (i = 0; i < 16; i++)
+                        buf[r][i] = val(r, (size_t)i, 5);
+                    bits = 0x7FC00001u + (uint32_t)r;     /* NaNs, payload per rank */
+                    memcpy(&buf[r][0], &bits, 4);
+                    bits = 0xFFC00010u + (uint32_t)r;
+                    memcpy(&buf[r][1], &bits, 4);
+                    buf[r][2] = r ? -0.0f : 0.0f;
+                    buf[r][3] = r == 0 ? 1e30f * 1e30f : -(1e30f * 1e30f);
+                    buf[r][4] = 3e38f;                     /* overflows to inf */
+                }
+                for (r = 0; r < world; r++)
+                    j.rc[r] = tr_allreduce_start(&j.c[r], buf[r], 16, (enum tr_op)op,
+                                                 (enum tr_algo)algo);
+                sim_run(&j.net, j.c, j.rc, 10000, 1);
+                for (r = 1; r < world; r++)
+                    if (memcmp(buf[r], buf[0], sizeof buf[0]))
+                        ok = 0;
+                TH_CHECK(all_rc(&j, 0) && ok && buf[0][0] != buf[0][0] &&
+                             buf[0][3] != buf[0][3] && buf[0][4] > 3e38f,
+                         "special values bitwise equal: %s op=%d world=%d", algo_name(algo), op,
+                         world);
+                job_free(&j);
+            }
+}
+
 /* The fast reduction kernels agree bitwise with their plain references. */
 static void test_kernels(void)
 {
@@ -222,6 +266,12 @@ static void test_kernels(void)
         tr_comm_sum_div(a, s, n, 7.0f);
         tr_comm_sum_div_ref(ra, s, n, 7.0f);
         ok &= memcmp(a, ra, n * sizeof(float)) == 0;
+        tr_comm_rsum(a, s, n);
+        tr_comm_rsum_ref(ra, s, n);
+        ok &= memcmp(a, ra, n * sizeof(float)) == 0;
+        tr_comm_rsum_div(a, s, n, 3.0f);
+        tr_comm_rsum_div_ref(ra, s, n, 3.0f);
+        ok &= memcmp(a, ra, n * sizeof(float)) == 0;
         for (i = 0; i < n; i++)
             b[i] = a[i];
         tr_comm_div(a, n, 1.0f);
@@ -235,6 +285,7 @@ int main(int argc, char **argv)
     (void)argc;
     (void)argv;
     test_kernels();
+    test_special_values();
     test_grid();
     test_reduce_bcast_barrier_grid();
     test_barrier();
