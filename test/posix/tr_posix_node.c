@@ -10,7 +10,7 @@
  *                right while checking the left neighbour's (send/recv/poll)
  *     allreduce  ITERS allreduces (--algo ring|chain|rb) of COUNT floats,
  *                checked against the serial sum; writes the result hash
- *     bcast      broadcast of COUNT floats from --root, checked
+ *     bcast      ITERS broadcasts of COUNT floats from --root, checked
  *     barrier    ITERS barriers
  * Options: --init M --rank R --world N --token S --iface NAME --addr A
  *          --listen-port P --count C --iters K --algo A --root R
@@ -306,9 +306,11 @@ int main(int argc, char **argv)
             buf[i] = px.rank == root ? input(root, i, 1) : -1.0f;
             want[i] = input(root, i, 1);
         }
-        rc = tr_broadcast(&comm, buf, count * sizeof *buf, root);
-        if (rc < 0)
-            return comm_fail(&comm, px.rank, rc, "broadcast");
+        for (it = 0; it < iters; it++) {
+            rc = tr_broadcast(&comm, buf, count * sizeof *buf, root);
+            if (rc < 0)
+                return comm_fail(&comm, px.rank, rc, "broadcast");
+        }
         if (memcmp(buf, want, count * sizeof *buf) != 0) {
             fprintf(stderr, "rank %d: broadcast result differs from rank %d's data\n", px.rank, root);
             bad++;
