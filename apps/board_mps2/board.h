@@ -18,6 +18,9 @@ uint32_t board_now_ms(void);
  * time, so a difference times 40 is an instruction count. */
 uint64_t board_ticks(void);
 
+/* NVIC: enable or disable external interrupt n (0..31). */
+void board_nvic_enable(unsigned n, int on);
+
 /* Deepest stack use so far in bytes (the reset handler paints the stack). */
 uint32_t board_stack_used(void);
 

@@ -99,16 +99,23 @@ BOARD_LWIP_OBJS := $(LWIP_CORE_SRCS:$(LWIP_DIR)/src/%.c=$(BOARD_OUT)/lwip/%.o)
 BOARD_TR_LWIP_OBJS := $(TR_LWIP_SRCS:$(LWIP_PORT_DIR)/%.c=$(BOARD_OUT)/lwip_port/%.o)
 BOARD_LWIP_LIB := $(BOARD_OUT)/liblwip_m4.a
 BOARD_TR_LWIP_LIB := $(BOARD_OUT)/libtr_lwip_m4.a
+# The receive window must fit the LAN9118's RX data FIFO (QEMU models 2640
+# words, 10.5 KiB; silicon with a 5 KiB TX FIFO has about as much): a window
+# of 8 MSS let the host burst more frames than the FIFO holds, the model
+# dropped them and TCP stalled on retransmission timeouts. 4 MSS fits.
+BOARD_LWIP_DEFS ?= -DTCP_WND='(4*TCP_MSS)'
 BOARD_LWIP_CFLAGS := -std=gnu99 -O2 -g -w $(BOARD_ARCH) -ffunction-sections -fdata-sections \
-                     -ffreestanding $(LWIP_INCLUDES)
+                     -ffreestanding $(LWIP_INCLUDES) $(BOARD_LWIP_DEFS)
 
-$(BOARD_OUT)/lwip/%.o: $(LWIP_DIR)/src/%.c $(TR_LWIP_HDRS) | $(LWIP_STAMP)
+$(BOARD_OUT)/lwip/%.o: $(LWIP_DIR)/src/%.c $(TR_LWIP_HDRS) $(BOARD_DIR)/board.mk | $(LWIP_STAMP)
 	@mkdir -p $(dir $@)
 	$(BOARD_CC) $(BOARD_LWIP_CFLAGS) -c $< -o $@
 
-$(BOARD_OUT)/lwip_port/%.o: $(LWIP_PORT_DIR)/%.c $(TR_LWIP_HDRS) $(CORE_HDRS) | $(LWIP_STAMP)
+$(BOARD_OUT)/lwip_port/%.o: $(LWIP_PORT_DIR)/%.c $(TR_LWIP_HDRS) $(CORE_HDRS) $(BOARD_DIR)/board.mk \
+                             | $(LWIP_STAMP)
 	@mkdir -p $(dir $@)
-	$(BOARD_CC) $(TR_LWIP_CFLAGS) $(BOARD_ARCH) -ffunction-sections -fdata-sections -c $< -o $@
+	$(BOARD_CC) $(TR_LWIP_CFLAGS) $(BOARD_LWIP_DEFS) $(BOARD_ARCH) -ffunction-sections \
+	  -fdata-sections -c $< -o $@
 
 $(BOARD_LWIP_LIB): $(BOARD_LWIP_OBJS)
 	@rm -f $@
@@ -120,7 +127,7 @@ $(BOARD_TR_LWIP_LIB): $(BOARD_TR_LWIP_OBJS)
 $(BOARD_OUT)/net/%.o: $(BOARD_DIR)/%.c $(BOARD_HDRS) $(TR_LWIP_HDRS) $(BOARD_OUT)/board_cfg.h \
                       | $(LWIP_STAMP)
 	@mkdir -p $(dir $@)
-	$(BOARD_CC) $(BOARD_CFLAGS) $(LWIP_INCLUDES) -c $< -o $@
+	$(BOARD_CC) $(BOARD_CFLAGS) $(LWIP_INCLUDES) $(BOARD_LWIP_DEFS) -c $< -o $@
 
 $(BOARD_OUT)/ring.elf: $(BOARD_OUT)/net/ring_main.o $(BOARD_OUT)/net/lan9118_netif.o \
                        $(BOARD_OUT)/bsp/lan9118.o $(BOARD_OUT)/bsp/train_step.o \

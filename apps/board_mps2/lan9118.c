@@ -26,6 +26,10 @@
 #define AFC_CFG       0xACu
 
 #define BYTE_TEST_MAGIC   0x87654321u
+#define IRQ_CFG_IRQ_EN    (1u << 8)
+#define IRQ_CFG_IRQ_POL   (1u << 4)   /* 1: active high */
+#define IRQ_CFG_IRQ_TYPE  (1u << 0)   /* 1: push-pull */
+#define INT_RSFL          (1u << 3)   /* RX status FIFO level */
 #define HW_CFG_SRST       (1u << 0)
 #define PMT_CTRL_READY    (1u << 0)
 #define TX_CFG_TX_ON      (1u << 1)
@@ -157,6 +161,7 @@ int lan9118_init(struct lan9118 *d, uintptr_t base, const uint8_t *mac, int prom
     d->base = base;
     d->tx_tag = 1;
     d->tx_frames = d->rx_frames = d->rx_errors = d->tx_status_errors = 0;
+    d->irqs = 0;
     if (rd(d, BYTE_TEST) != BYTE_TEST_MAGIC)
         return LAN9118_ERR_ID;
     v = rd(d, ID_REV);
@@ -177,10 +182,12 @@ int lan9118_init(struct lan9118 *d, uintptr_t base, const uint8_t *mac, int prom
     if (i == SPIN_LIMIT)
         return LAN9118_ERR_TIMEOUT;
 
-    /* polled: interrupts masked and acknowledged, IRQ pin disabled */
+    /* polled until lan9118_irq_enable: sources masked and acknowledged; the
+     * pin push-pull active high (an open-drain active-low pin would hold a
+     * level-sensitive NVIC input asserted while idle) but not enabled */
     wr(d, INT_EN, 0);
     wr(d, INT_STS, 0xFFFFFFFFu);
-    wr(d, IRQ_CFG, 0);
+    wr(d, IRQ_CFG, IRQ_CFG_IRQ_POL | IRQ_CFG_IRQ_TYPE);
     /* TX FIFO 5 KiB (HW_CFG TX_FIF_SZ = 5, the reset value), no flow control */
     wr(d, HW_CFG, 5u << 16);
     wr(d, AFC_CFG, 0);
@@ -304,6 +311,23 @@ long lan9118_recv(struct lan9118 *d, void *buf, size_t cap)
     }
     d->rx_frames++;
     return (long)len;
+}
+
+void lan9118_irq_enable(struct lan9118 *d, int on)
+{
+    /* FIFO_INT[7:0] = 0: RSFL as soon as one status word waits */
+    wr(d, FIFO_INT, 0xFF000000u);
+    wr(d, INT_STS, INT_RSFL);
+    wr(d, INT_EN, on ? INT_RSFL : 0u);
+    wr(d, IRQ_CFG, IRQ_CFG_IRQ_POL | IRQ_CFG_IRQ_TYPE | (on ? IRQ_CFG_IRQ_EN : 0u));
+}
+
+uint32_t lan9118_irq_ack(struct lan9118 *d)
+{
+    uint32_t st = rd(d, INT_STS) & rd(d, INT_EN);
+    wr(d, INT_STS, st);
+    d->irqs++;
+    return st;
 }
 
 int lan9118_link_up(const struct lan9118 *d)

@@ -35,6 +35,7 @@ struct lan9118 {
     uint32_t  rx_frames;   /* good frames delivered by recv */
     uint32_t  rx_errors;   /* frames dropped: error status or too long */
     uint32_t  tx_status_errors;  /* TX status words with the error summary bit */
+    volatile uint32_t irqs;      /* interrupts acknowledged by lan9118_irq_ack */
 };
 
 /* Probe (BYTE_TEST, ID_REV), soft-reset, program the station address (mac,
@@ -57,6 +58,16 @@ unsigned lan9118_rx_pending(const struct lan9118 *d);
 
 /* 1 when the PHY reports link up (basic status register). */
 int lan9118_link_up(const struct lan9118 *d);
+
+/* Interrupt on received frames (RX status FIFO level): IRQ_CFG push-pull,
+ * active high, enabled; INT_EN = RSFL. The board enables the NVIC line
+ * (IRQ 13 on mps2-an386); its handler calls lan9118_irq_ack. Frames are
+ * still taken by lan9118_recv from the main loop: the interrupt only wakes
+ * a WFI. on = 0 masks it again. */
+void lan9118_irq_enable(struct lan9118 *d, int on);
+
+/* Acknowledge (clear) the pending interrupt sources; returns them. */
+uint32_t lan9118_irq_ack(struct lan9118 *d);
 
 /* Route transmitted frames back to the receiver inside the PHY (BMCR
  * loopback) when on: a self-test without any network. */

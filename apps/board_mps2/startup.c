@@ -51,7 +51,11 @@ static void fault_handler(void)
     sh_exit(3);
 }
 
-static void unexpected_irq(void)
+void board_unexpected_irq(void);
+/* the Ethernet interrupt (IRQ 13): an image that enables it defines this */
+void board_irq_eth(void) __attribute__((weak, alias("board_unexpected_irq")));
+
+void board_unexpected_irq(void)
 {
     uint32_t ipsr;
     __asm__ volatile("mrs %0, ipsr" : "=r"(ipsr));
@@ -89,6 +93,20 @@ uint32_t board_stack_used(void)
     return (uint32_t)((uintptr_t)__stack_top - (uintptr_t)p);
 }
 
+#define NVIC_ISER0 0xE000E100u
+#define NVIC_ICER0 0xE000E180u
+#define NVIC_ICPR0 0xE000E280u
+
+/* Enabling first clears a stale pending bit: the NVIC latches a line that
+ * was asserted while disabled (the LAN9118's pin idles active-low after
+ * reset until the driver makes it push-pull active-high). */
+void board_nvic_enable(unsigned n, int on)
+{
+    if (on)
+        BOARD_REG32(NVIC_ICPR0) = 1u << (n & 31u);
+    BOARD_REG32(on ? NVIC_ISER0 : NVIC_ICER0) = 1u << (n & 31u);
+}
+
 typedef void (*vector_fn)(void);
 
 /* 16 system exceptions, then the 32 external interrupts of the AN385/AN386
@@ -103,10 +121,12 @@ static const vector_fn vectors[16 + 32] = {
     fault_handler,           /* BusFault */
     fault_handler,           /* UsageFault */
     0, 0, 0, 0,
-    unexpected_irq,          /* SVCall */
-    unexpected_irq,          /* DebugMonitor */
+    board_unexpected_irq,    /* SVCall */
+    board_unexpected_irq,    /* DebugMonitor */
     0,
-    unexpected_irq,          /* PendSV */
+    board_unexpected_irq,    /* PendSV */
     board_systick_handler,   /* SysTick */
-    [16 ... 47] = unexpected_irq
+    [16 ... 16 + 12] = board_unexpected_irq,
+    [16 + 13] = board_irq_eth,   /* LAN9118 */
+    [16 + 14 ... 47] = board_unexpected_irq
 };

@@ -41,6 +41,7 @@ check "hello image saw its command line" grep -q 'cmdline "hello 7"' "$work/hell
 qemu_run 30 "$work/loop.log" nettest loop 40 -- -nic none \
   -kernel "$B/nettest.elf"; st=$?
 check "nettest loop exit 0 (got $st)" [ "$st" -eq 0 ]
+check "nettest loop: one IRQ 13 per frame once enabled, none before" grep -q "loop irqs 39$" "$work/loop.log"
 check "nettest loop: 40 frames out and back, bad lengths refused, a discarded frame leaves the FIFO aligned" grep -q "loop tx 42 rx 41 rx_errors 0 bad 0" "$work/loop.log"
 NS=""
 unshare --net true 2>/dev/null && NS="unshare --net"
