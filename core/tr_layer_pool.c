@@ -3,6 +3,23 @@
 
 /* y (n, C, OH, OW) = max over each k x k window of x (n, C, H, W). The first
  * maximum in row-major window order wins, like PyTorch (val > max). */
+/* One output row of 2x2 stride-2 windows over input rows x0, x1: the same
+ * row-major "replace only if greater" order as the general loop below, so
+ * the same bits; straight-line selects that vectorise. */
+static void pool2_row_forward(float *restrict y, const float *restrict x0,
+                              const float *restrict x1, unsigned ow_n)
+{
+    unsigned ow;
+
+    for (ow = 0; ow < ow_n; ow++) {
+        float m = x0[2 * ow];
+        m = x0[2 * ow + 1] > m ? x0[2 * ow + 1] : m;
+        m = x1[2 * ow] > m ? x1[2 * ow] : m;
+        m = x1[2 * ow + 1] > m ? x1[2 * ow + 1] : m;
+        y[ow] = m;
+    }
+}
+
 void tr_maxpool2d_forward(float *restrict y, const float *restrict x,
                           const struct tr_layer *l, unsigned n)
 {
@@ -12,6 +29,13 @@ void tr_maxpool2d_forward(float *restrict y, const float *restrict x,
     size_t p;
     unsigned oh, ow, i, j;
 
+    if (k == 2 && s == 2) {
+        for (p = 0; p < planes; p++)
+            for (oh = 0; oh < OH; oh++)
+                pool2_row_forward(y + (p * OH + oh) * OW, x + (p * H + 2u * oh) * W,
+                                  x + (p * H + 2u * oh + 1u) * W, OW);
+        return;
+    }
     for (p = 0; p < planes; p++) {
         const float *xp = x + p * H * W;
         float *yp = y + p * OH * OW;

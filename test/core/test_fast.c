@@ -90,6 +90,43 @@ static void linear_cases(void)
     }
 }
 
+/* The 2x2 stride-2 pool has its own straight-line kernels: compare them
+ * bitwise with plain loops written here (first max in row-major order), on
+ * ReLU-like data full of ties at 0, odd sizes included. */
+static void pool_case(unsigned n, unsigned c, unsigned h, unsigned w)
+{
+    struct tr_layer l = tc_layer(TR_LAYER_MAXPOOL2D, c, h, w, 0, 2, 2, 0);
+    size_t nx = n * tc_in(&l), ny = n * tc_out(&l), p;
+    float *x = tc_rand(nx, -1, 1), *dy = tc_rand(ny, -1, 1);
+    float *y = tc_zeros(ny), *dx = tc_zeros(nx), *y2 = tc_zeros(ny), *dx2 = tc_zeros(nx);
+    unsigned oh, ow, i, j;
+    char what[64];
+    for (p = 0; p < nx; p++)
+        if (x[p] < 0.3f) x[p] = 0.0f;          /* ~65% zeros: many tied windows */
+    for (p = 0; p < nx; p++)
+        dx2[p] = 0.0f;
+    for (p = 0; p < (size_t)n * c; p++)
+        for (oh = 0; oh < l.out_h; oh++)
+            for (ow = 0; ow < l.out_w; ow++) {
+                const float *win = x + p * h * w + (2 * oh) * w + 2 * ow;
+                unsigned best = 0;
+                for (i = 0; i < 2; i++)
+                    for (j = 0; j < 2; j++)
+                        if (win[i * w + j] > win[(best / 2) * w + best % 2])
+                            best = i * 2 + j;
+                y2[(p * l.out_h + oh) * l.out_w + ow] = win[(best / 2) * w + best % 2];
+                dx2[p * h * w + (2 * oh + best / 2) * w + 2 * ow + best % 2] =
+                    dy[(p * l.out_h + oh) * l.out_w + ow];
+            }
+    tr_maxpool2d_forward(y, x, &l, n);
+    for (p = 0; p < nx; p++) dx[p] = 7.0f;     /* backward must overwrite all */
+    tr_maxpool2d_backward(dx, dy, x, y, &l, n);
+    snprintf(what, sizeof what, "pool2 n%u c%u %ux%u", n, c, h, w);
+    TH_CHECK(memcmp(y, y2, ny * sizeof *y) == 0, "%s forward bitwise", what);
+    TH_CHECK(memcmp(dx, dx2, nx * sizeof *dx) == 0, "%s backward bitwise", what);
+    free(x); free(dy); free(y); free(dx); free(y2); free(dx2);
+}
+
 static void model_case(unsigned batch, unsigned n)
 {
     static uint8_t a1[16u << 20] TR_ARENA_ALIGNED, a2[16u << 20] TR_ARENA_ALIGNED;
@@ -137,6 +174,10 @@ int main(void)
     gemm_cases();
     conv_cases();
     linear_cases();
+    pool_case(3, 16, 28, 28);
+    pool_case(2, 3, 7, 9);
+    pool_case(1, 2, 14, 14);
+    pool_case(2, 5, 5, 34);
     model_case(6, 6);
     model_case(8, 5);
     return th_report("core_fast");
