@@ -86,6 +86,17 @@ $(BOARD_OUT)/train.elf: $(BOARD_OUT)/bsp/train_main.o $(BOARD_OUT)/bsp/train_ste
 	$(BOARD_CC) $(BOARD_LDFLAGS) -Wl,-Map,$(basename $@).map -o $@ $(filter %.o,$^) \
 	  $(BOARD_CORE_LIB) $(BOARD_LIBS)
 
+# the same image for the ring's (narrow) variant, checked against the host too
+$(BOARD_OUT)/bsp/train_narrow_main.o: $(BOARD_DIR)/train_main.c $(BOARD_HDRS) $(BOARD_OUT)/board_cfg.h
+	@mkdir -p $(dir $@)
+	$(BOARD_CC) $(BOARD_CFLAGS) -DBOARD_TRAIN_AS_RING -c $< -o $@
+
+$(BOARD_OUT)/train_narrow.elf: $(BOARD_OUT)/bsp/train_narrow_main.o $(BOARD_OUT)/bsp/train_step.o \
+                               $(BOARD_OUT)/bsp/idx_sh.o $(BOARD_BSP_OBJS) $(BOARD_CORE_LIB) \
+                               $(BOARD_DIR)/mps2.ld
+	$(BOARD_CC) $(BOARD_LDFLAGS) -Wl,-Map,$(basename $@).map -o $@ $(filter %.o,$^) \
+	  $(BOARD_CORE_LIB) $(BOARD_LIBS)
+
 # the host twin of the training image (same train_step.c)
 $(BOARD_OUT)/host_train: test/board/host_train.c $(BOARD_DIR)/train_step.c \
                          $(BOARD_DIR)/train_step.h $(BUILD)/libtinyring.a $(CORE_HDRS)
@@ -137,7 +148,7 @@ $(BOARD_OUT)/ring.elf: $(BOARD_OUT)/net/ring_main.o $(BOARD_OUT)/net/lan9118_net
 	  $(BOARD_TR_LWIP_LIB) $(BOARD_LWIP_LIB) $(BOARD_CORE_LIB) $(BOARD_LIBS)
 
 BOARD_IMAGES := $(BOARD_OUT)/hello.elf $(BOARD_OUT)/nettest.elf $(BOARD_OUT)/train.elf \
-                $(BOARD_OUT)/ring.elf
+                $(BOARD_OUT)/train_narrow.elf $(BOARD_OUT)/ring.elf
 # a POSIX host rank for the mixed ring: static-table links, port/posix's
 # transport functions, the boards' train_step.c
 $(BOARD_OUT)/host_rank: test/board/host_rank.c $(BOARD_DIR)/train_step.c $(BOARD_DIR)/train_step.h \

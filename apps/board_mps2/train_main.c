@@ -16,6 +16,18 @@
 #include "idx_sh.h"
 #include "train_step.h"
 
+/* train_narrow.elf: the same image for the ring's variant (-DBOARD_TRAIN_AS_RING) */
+#ifdef BOARD_TRAIN_AS_RING
+#undef BOARD_TRAIN_C1
+#undef BOARD_TRAIN_C2
+#undef BOARD_TRAIN_BATCH
+#undef BOARD_TRAIN_ARENA_BYTES
+#define BOARD_TRAIN_C1 BOARD_RING_C1
+#define BOARD_TRAIN_C2 BOARD_RING_C2
+#define BOARD_TRAIN_BATCH BOARD_RING_BATCH
+#define BOARD_TRAIN_ARENA_BYTES BOARD_RING_ARENA_BYTES
+#endif
+
 #define MAX_STEPS 32u
 
 /* every byte core uses: sized by core's own query, in .bss (SSRAM2/3) */

@@ -58,19 +58,28 @@ if [ -f /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz ]; then
 else
   src=""  # synthetic samples (host_train samples without files)
 fi
-"$B/host_train" samples "$work" $((STEPS * BATCH)) $src
+"$B/host_train" samples "$work" $((STEPS * (BATCH > 8 ? BATCH : 8))) $src
 check "sample files written" [ -s "$work/images.idx" ]
-t0=$(date +%s.%N)
-qemu_run 120 "$work/train.log" train "$work/images.idx" "$work/labels.idx" "$STEPS" "$SEED" -- \
-  -kernel "$B/train.elf"; st=$?
-t1=$(date +%s.%N)
-check "train image exit 0 (got $st)" [ "$st" -eq 0 ]
-sed 's/^/  board: /' "$work/train.log"
-echo "  board: wall $(awk "BEGIN{printf \"%.1f\", $t1-$t0}") s under TCG"
-"$B/host_train" check "$work/train.log" "$work/images.idx" "$work/labels.idx" \
-  "$STEPS" "$SEED" "$C1" "$C2" "$BATCH"; st=$?
-check "board losses match the host build" [ "$st" -eq 0 ]
-for img in train ring; do
+# train_image ELF C1 C2 BATCH: run the image, then the host twin checks it
+train_image() {
+  local elf=$1 c1=$2 c2=$3 b=$4 log="$work/$1.log" st t0 t1
+  t0=$(date +%s.%N)
+  qemu_run 120 "$log" train "$work/images.idx" "$work/labels.idx" "$STEPS" "$SEED" -- \
+    -kernel "$B/$elf"; st=$?
+  t1=$(date +%s.%N)
+  check "$elf exit 0 (got $st)" [ "$st" -eq 0 ]
+  sed 's/^/  board: /' "$log"
+  echo "  board: wall $(awk "BEGIN{printf \"%.1f\", $t1-$t0}") s under TCG"
+  "$B/host_train" check "$log" "$work/images.idx" "$work/labels.idx" \
+    "$STEPS" "$SEED" "$c1" "$c2" "$b"; st=$?
+  check "$elf: board losses match the host build ($c1/$c2 batch $b)" [ "$st" -eq 0 ]
+}
+train_image train.elf "$C1" "$C2" "$BATCH"
+RC1=$(sed -n 's/#define BOARD_RING_C1 \([0-9]*\)u/\1/p' "$B/board_cfg.h")
+RC2=$(sed -n 's/#define BOARD_RING_C2 \([0-9]*\)u/\1/p' "$B/board_cfg.h")
+RB=$(sed -n 's/#define BOARD_RING_BATCH \([0-9]*\)u/\1/p' "$B/board_cfg.h")
+train_image train_narrow.elf "$RC1" "$RC2" "$RB"
+for img in train train_narrow ring; do
   check "no heap in $img.elf (no _sbrk, malloc, free)" bash -c "! arm-none-eabi-nm '$B/$img.elf' | grep -qwE '_sbrk|malloc|_malloc_r|free|calloc|realloc'"
 done
 
