@@ -10,6 +10,8 @@
  * registers, plain float arrays elsewhere (Cortex-M4F, RISC-V without V).
  * Tiles of one vector width and single rows cover the edges; what is left
  * (fewer columns than a vector) goes through the reference loop.
+ * tr_gemm_set is the same with C overwritten (C = A * B): the accumulators
+ * start at zero, so C need not be cleared first.
  */
 #include "tr_layer_kernels.h"
 
@@ -24,6 +26,19 @@ void tr_gemm_ref(float *c, const float *a, const float *b, size_t m, size_t n,
             for (j = 0; j < n; j++)
                 c[i * ldc + j] += av * b[p * ldb + j];
         }
+}
+
+/* edges: the reference loop, after zeroing C when it is overwritten */
+static void gemm_tail(float *c, const float *a, const float *b, size_t m, size_t n,
+                      size_t k, size_t lda, size_t ldb, size_t ldc, int acc)
+{
+    size_t i, j;
+
+    if (!acc)
+        for (i = 0; i < m; i++)
+            for (j = 0; j < n; j++)
+                c[i * ldc + j] = 0.0f;
+    tr_gemm_ref(c, a, b, m, n, k, lda, ldb, ldc);
 }
 
 #if defined(__GNUC__) && (defined(__AVX512F__) || defined(__AVX__) || \
@@ -51,18 +66,25 @@ static void vstore(float *p, tr_vf v)
     __builtin_memcpy(p, &v, sizeof v);
 }
 
+/* the accumulator's start: C's value (C += A*B) or zero (C = A*B) */
+static tr_vf vinit(const float *p, int acc)
+{
+    tr_vf z = {0};
+    return acc ? vload(p) : z;
+}
+
 /* C (MR, 2 vectors) += A (MR, k) * B (k, 2 vectors) */
 static void tile_mr_2v(float *restrict c, const float *restrict a, const float *restrict b,
-                       size_t k, size_t lda, size_t ldb, size_t ldc)
+                       size_t k, size_t lda, size_t ldb, size_t ldc, int acc)
 {
-    tr_vf c00 = vload(c + 0 * ldc), c01 = vload(c + 0 * ldc + TR_VW);
-    tr_vf c10 = vload(c + 1 * ldc), c11 = vload(c + 1 * ldc + TR_VW);
-    tr_vf c20 = vload(c + 2 * ldc), c21 = vload(c + 2 * ldc + TR_VW);
-    tr_vf c30 = vload(c + 3 * ldc), c31 = vload(c + 3 * ldc + TR_VW);
-    tr_vf c40 = vload(c + 4 * ldc), c41 = vload(c + 4 * ldc + TR_VW);
-    tr_vf c50 = vload(c + 5 * ldc), c51 = vload(c + 5 * ldc + TR_VW);
-    tr_vf c60 = vload(c + 6 * ldc), c61 = vload(c + 6 * ldc + TR_VW);
-    tr_vf c70 = vload(c + 7 * ldc), c71 = vload(c + 7 * ldc + TR_VW);
+    tr_vf c00 = vinit(c + 0 * ldc, acc), c01 = vinit(c + 0 * ldc + TR_VW, acc);
+    tr_vf c10 = vinit(c + 1 * ldc, acc), c11 = vinit(c + 1 * ldc + TR_VW, acc);
+    tr_vf c20 = vinit(c + 2 * ldc, acc), c21 = vinit(c + 2 * ldc + TR_VW, acc);
+    tr_vf c30 = vinit(c + 3 * ldc, acc), c31 = vinit(c + 3 * ldc + TR_VW, acc);
+    tr_vf c40 = vinit(c + 4 * ldc, acc), c41 = vinit(c + 4 * ldc + TR_VW, acc);
+    tr_vf c50 = vinit(c + 5 * ldc, acc), c51 = vinit(c + 5 * ldc + TR_VW, acc);
+    tr_vf c60 = vinit(c + 6 * ldc, acc), c61 = vinit(c + 6 * ldc + TR_VW, acc);
+    tr_vf c70 = vinit(c + 7 * ldc, acc), c71 = vinit(c + 7 * ldc + TR_VW, acc);
     size_t p;
 
     for (p = 0; p < k; p++) {
@@ -90,11 +112,12 @@ static void tile_mr_2v(float *restrict c, const float *restrict a, const float *
 
 /* C (MR, 1 vector) += A (MR, k) * B (k, 1 vector) */
 static void tile_mr_1v(float *restrict c, const float *restrict a, const float *restrict b,
-                       size_t k, size_t lda, size_t ldb, size_t ldc)
+                       size_t k, size_t lda, size_t ldb, size_t ldc, int acc)
 {
-    tr_vf c0 = vload(c + 0 * ldc), c1 = vload(c + 1 * ldc), c2 = vload(c + 2 * ldc),
-          c3 = vload(c + 3 * ldc), c4 = vload(c + 4 * ldc), c5 = vload(c + 5 * ldc),
-          c6 = vload(c + 6 * ldc), c7 = vload(c + 7 * ldc);
+    tr_vf c0 = vinit(c + 0 * ldc, acc), c1 = vinit(c + 1 * ldc, acc),
+          c2 = vinit(c + 2 * ldc, acc), c3 = vinit(c + 3 * ldc, acc),
+          c4 = vinit(c + 4 * ldc, acc), c5 = vinit(c + 5 * ldc, acc),
+          c6 = vinit(c + 6 * ldc, acc), c7 = vinit(c + 7 * ldc, acc);
     size_t p;
 
     for (p = 0; p < k; p++) {
@@ -115,13 +138,16 @@ static void tile_mr_1v(float *restrict c, const float *restrict a, const float *
 typedef float tr_vf4 __attribute__((vector_size(16)));
 
 static void tile_mr_q(float *restrict c, const float *restrict a, const float *restrict b,
-                      size_t k, size_t lda, size_t ldb, size_t ldc)
+                      size_t k, size_t lda, size_t ldb, size_t ldc, int accumulate)
 {
-    tr_vf4 acc[TR_MR], bv;
+    tr_vf4 acc[TR_MR], bv, z = {0};
     size_t i, p;
 
-    for (i = 0; i < TR_MR; i++)
-        __builtin_memcpy(&acc[i], c + i * ldc, sizeof bv);
+    for (i = 0; i < TR_MR; i++) {
+        acc[i] = z;
+        if (accumulate)
+            __builtin_memcpy(&acc[i], c + i * ldc, sizeof bv);
+    }
     for (p = 0; p < k; p++) {
         __builtin_memcpy(&bv, b + p * ldb, sizeof bv);
         for (i = 0; i < TR_MR; i++)
@@ -134,9 +160,9 @@ static void tile_mr_q(float *restrict c, const float *restrict a, const float *r
 
 /* C (1, nv vectors) += A (1, k) * B (k, nv vectors), nv = 1 or 2 */
 static void tile_row(float *restrict c, const float *restrict a, const float *restrict b,
-                     size_t k, size_t ldb, int nv)
+                     size_t k, size_t ldb, int nv, int acc)
 {
-    tr_vf c0 = vload(c), c1 = nv > 1 ? vload(c + TR_VW) : c0;
+    tr_vf c0 = vinit(c, acc), c1 = nv > 1 ? vinit(c + TR_VW, acc) : c0;
     size_t p;
 
     if (nv > 1) {
@@ -152,8 +178,8 @@ static void tile_row(float *restrict c, const float *restrict a, const float *re
     vstore(c, c0);
 }
 
-void tr_gemm(float *c, const float *a, const float *b, size_t m, size_t n,
-             size_t k, size_t lda, size_t ldb, size_t ldc)
+static void gemm(float *c, const float *a, const float *b, size_t m, size_t n,
+                 size_t k, size_t lda, size_t ldb, size_t ldc, int acc)
 {
     const size_t mb = m - m % TR_MR;
     size_t i, j = 0;
@@ -162,26 +188,26 @@ void tr_gemm(float *c, const float *a, const float *b, size_t m, size_t n,
      * of A streams past it. */
     for (; j + 2 * TR_VW <= n; j += 2 * TR_VW) {
         for (i = 0; i < mb; i += TR_MR)
-            tile_mr_2v(c + i * ldc + j, a + i * lda, b + j, k, lda, ldb, ldc);
+            tile_mr_2v(c + i * ldc + j, a + i * lda, b + j, k, lda, ldb, ldc, acc);
         for (; i < m; i++)
-            tile_row(c + i * ldc + j, a + i * lda, b + j, k, ldb, 2);
+            tile_row(c + i * ldc + j, a + i * lda, b + j, k, ldb, 2, acc);
     }
     for (; j + TR_VW <= n; j += TR_VW) {
         for (i = 0; i < mb; i += TR_MR)
-            tile_mr_1v(c + i * ldc + j, a + i * lda, b + j, k, lda, ldb, ldc);
+            tile_mr_1v(c + i * ldc + j, a + i * lda, b + j, k, lda, ldb, ldc, acc);
         for (; i < m; i++)
-            tile_row(c + i * ldc + j, a + i * lda, b + j, k, ldb, 1);
+            tile_row(c + i * ldc + j, a + i * lda, b + j, k, ldb, 1, acc);
     }
 #if TR_VW > 4
     for (; j + 4 <= n; j += 4) {
         for (i = 0; i < mb; i += TR_MR)
-            tile_mr_q(c + i * ldc + j, a + i * lda, b + j, k, lda, ldb, ldc);
+            tile_mr_q(c + i * ldc + j, a + i * lda, b + j, k, lda, ldb, ldc, acc);
         if (mb < m)
-            tr_gemm_ref(c + mb * ldc + j, a + mb * lda, b + j, m - mb, 4, k, lda, ldb, ldc);
+            gemm_tail(c + mb * ldc + j, a + mb * lda, b + j, m - mb, 4, k, lda, ldb, ldc, acc);
     }
 #endif
     if (j < n)
-        tr_gemm_ref(c + j, a, b + j, m, n - j, k, lda, ldb, ldc);
+        gemm_tail(c + j, a, b + j, m, n - j, k, lda, ldb, ldc, acc);
 }
 
 #else
@@ -191,14 +217,14 @@ void tr_gemm(float *c, const float *a, const float *b, size_t m, size_t n,
 
 /* C (MR, NR) += A (MR, k) * B (k, NR) */
 static void tile(float *restrict c, const float *restrict a, const float *restrict b,
-                 size_t k, size_t lda, size_t ldb, size_t ldc)
+                 size_t k, size_t lda, size_t ldb, size_t ldc, int accumulate)
 {
     float acc[TR_MR][TR_NR];
     size_t i, j, p;
 
     for (i = 0; i < TR_MR; i++)
         for (j = 0; j < TR_NR; j++)
-            acc[i][j] = c[i * ldc + j];
+            acc[i][j] = accumulate ? c[i * ldc + j] : 0.0f;
     for (p = 0; p < k; p++) {
         const float *bp = b + p * ldb;
         for (i = 0; i < TR_MR; i++) {
@@ -212,19 +238,31 @@ static void tile(float *restrict c, const float *restrict a, const float *restri
             c[i * ldc + j] = acc[i][j];
 }
 
-void tr_gemm(float *c, const float *a, const float *b, size_t m, size_t n,
-             size_t k, size_t lda, size_t ldb, size_t ldc)
+static void gemm(float *c, const float *a, const float *b, size_t m, size_t n,
+                 size_t k, size_t lda, size_t ldb, size_t ldc, int acc)
 {
     const size_t nb = n - n % TR_NR, mb = m - m % TR_MR;
     size_t i, j;
 
     for (j = 0; j < nb; j += TR_NR) {
         for (i = 0; i < mb; i += TR_MR)
-            tile(c + i * ldc + j, a + i * lda, b + j, k, lda, ldb, ldc);
+            tile(c + i * ldc + j, a + i * lda, b + j, k, lda, ldb, ldc, acc);
         if (mb < m)
-            tr_gemm_ref(c + mb * ldc + j, a + mb * lda, b + j, m - mb, TR_NR, k, lda, ldb, ldc);
+            gemm_tail(c + mb * ldc + j, a + mb * lda, b + j, m - mb, TR_NR, k, lda, ldb, ldc, acc);
     }
     if (nb < n)
-        tr_gemm_ref(c + nb, a, b + nb, m, n - nb, k, lda, ldb, ldc);
+        gemm_tail(c + nb, a, b + nb, m, n - nb, k, lda, ldb, ldc, acc);
 }
 #endif
+
+void tr_gemm(float *c, const float *a, const float *b, size_t m, size_t n,
+             size_t k, size_t lda, size_t ldb, size_t ldc)
+{
+    gemm(c, a, b, m, n, k, lda, ldb, ldc, 1);
+}
+
+void tr_gemm_set(float *c, const float *a, const float *b, size_t m, size_t n,
+                 size_t k, size_t lda, size_t ldb, size_t ldc)
+{
+    gemm(c, a, b, m, n, k, lda, ldb, ldc, 0);
+}

@@ -334,9 +334,7 @@ void tr_conv2d_backward(float *dx, float *dw, float *db, const float *dy,
         im2col(col, x + i * xs, l);
         tr_gemm(dwt, col, dyt, kk, OC, p, p, OC, OC);
         if (dx) {
-            for (q = 0; q < kk * p; q++)
-                col[q] = 0.0f;
-            tr_gemm(col, wt, dyi, kk, p, OC, OC, p, p);
+            tr_gemm_set(col, wt, dyi, kk, p, OC, OC, p, p);
             col2im(dx + i * xs, col, l);
         }
     }

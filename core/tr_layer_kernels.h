@@ -20,6 +20,9 @@ void tr_gemm_ref(float *c, const float *a, const float *b, size_t m, size_t n,
                  size_t k, size_t lda, size_t ldb, size_t ldc);
 void tr_gemm(float *c, const float *a, const float *b, size_t m, size_t n,
              size_t k, size_t lda, size_t ldb, size_t ldc);
+/* C (M, N; ldc) = A * B: the same, overwriting C (its old values unread). */
+void tr_gemm_set(float *c, const float *a, const float *b, size_t m, size_t n,
+                 size_t k, size_t lda, size_t ldb, size_t ldc);
 
 /* Conv2d: x (n, IC, H, W), w (OC, IC, KH, KW), b (OC), y (n, OC, OH, OW). */
 void tr_conv2d_forward_ref(float *y, const float *x, const float *w, const float *b,

@@ -34,6 +34,17 @@ static void gemm_cases(void)
         tr_gemm_ref(c2, a, b, m, n, k, lda, ldb, ldc);
         snprintf(what, sizeof what, "gemm %zux%zux%zu", m, n, k);
         same(what, c1, c2, m * ldc);   /* the padding columns must be untouched too */
+        {   /* overwrite form: garbage in C must not leak into the result */
+            size_t r, q;
+            for (r = 0; r < m; r++)
+                for (q = 0; q < n; q++) {
+                    c1[r * ldc + q] = 1e30f;
+                    c2[r * ldc + q] = 0.0f;
+                }
+            tr_gemm_set(c1, a, b, m, n, k, lda, ldb, ldc);
+            tr_gemm_ref(c2, a, b, m, n, k, lda, ldb, ldc);
+            same("  gemm_set", c1, c2, m * ldc);
+        }
         free(a); free(b); free(c1); free(c2);
     }
 }
