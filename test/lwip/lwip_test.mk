@@ -33,6 +33,7 @@ lwip-test-bins: $(LWIP_RANK) $(LWIP_PXRANK) $(LWIP_REG) $(LWIP_UNIT)
 test-lwip: lwip-test-bins
 	@mkdir -p $(TR_RESULTS)
 	@st=0; timeout 20 $(LWIP_UNIT) || st=1; \
+	  bash test/lwip/symbols.sh $(BUILD)/libtr_lwip.a || st=1; \
 	  timeout 240 bash test/lwip/run.sh $(LWIPT_DIR) || st=1; exit $$st
 
 TEST_TARGETS += test-lwip
