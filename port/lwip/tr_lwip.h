@@ -32,7 +32,7 @@
  *   tr_lwip_connect(&lw);                           // both links up
  *   tr_comm_init(&comm, &cc, tr_lwip_transport(&lw), scratch, n);
  *   ...
- *   tr_lwip_close(&lw);
+ *   tr_lwip_close(&lw, 1000);
  */
 #ifndef TR_LWIP_H
 #define TR_LWIP_H
