@@ -104,71 +104,91 @@ size_t tr_conv2d_scratch_floats(const struct tr_layer *l)
 {
     const size_t kk = (size_t)l->in_c * l->d.kernel * l->d.kernel;
     const size_t p = (size_t)l->out_h * l->out_w;
-    return kk * p + p * l->out_c + 2u * kk * l->out_c;
+    return kk * p + p * l->out_c + 2u * kk * l->out_c + (size_t)l->d.kernel * p;
 }
 
 /* Stride 1 with OW == W (the "same" convolutions of the seed): the valid
  * part of a col row is the input plane read at a constant offset
  * (ki-P)*W + (kj-P), except the |kj-P| columns per row that the offset wraps
- * into the neighbouring row. So: one long contiguous copy (vectorises), then
- * zero the wrapped columns and the rows outside [hlo, hhi). */
-static void shifted_copy(float *restrict row, const float *restrict plane, unsigned ki,
-                         unsigned kj, unsigned hlo, unsigned hhi, unsigned wlo,
-                         unsigned whi, const struct tr_layer *l)
+ * into the neighbouring row. So each row is one long contiguous select
+ * through a 0/1 column mask of that kj (vectorises, no per-row loops), with
+ * zeros before and after the valid rows [hlo, hhi). */
+static int same_stride1(const struct tr_layer *l)
+{
+    return l->d.stride == 1 && l->out_w == l->in_w;
+}
+
+/* mask (K, OH*OW): 1 where output column ow reads inside the input for
+ * kernel column kj, else 0 */
+static void column_masks(float *restrict mask, const struct tr_layer *l)
+{
+    const unsigned K = l->d.kernel, OH = l->out_h, OW = l->out_w;
+    unsigned kj, oh, ow, wlo, whi;
+
+    for (kj = 0; kj < K; kj++) {
+        valid_range(&wlo, &whi, kj, 1, l->d.pad, l->in_w, OW);
+        for (oh = 0; oh < OH; oh++)
+            for (ow = 0; ow < OW; ow++)
+                mask[((size_t)kj * OH + oh) * OW + ow] = ow >= wlo && ow < whi ? 1.0f : 0.0f;
+    }
+}
+
+/* [lo, hi): the positions of a col row whose plane index q + shift lies in
+ * the plane (shift = ki*W + kj - P*(W+1)); empty when no row is valid */
+static void row_span(size_t *lo, size_t *hi, unsigned hlo, unsigned hhi, unsigned wlo,
+                     unsigned whi, size_t OW)
+{
+    *lo = hlo * OW + wlo;
+    *hi = hhi > hlo && whi > wlo ? (hhi - 1) * OW + whi : *lo;
+}
+
+static void shifted_copy(float *restrict row, const float *restrict plane,
+                         const float *restrict mask, unsigned ki, unsigned kj,
+                         unsigned hlo, unsigned hhi, unsigned wlo, unsigned whi,
+                         const struct tr_layer *l)
 {
     const size_t W = l->in_w, OH = l->out_h, OW = l->out_w, P = l->d.pad;
-    size_t lo = hlo * OW + wlo, hi = hhi > hlo ? (hhi - 1) * OW + whi : lo, q;
-    unsigned oh, ow;
+    size_t lo, hi, q;
 
+    row_span(&lo, &hi, hlo, hhi, wlo, whi, OW);
+    for (q = 0; q < lo; q++)
+        row[q] = 0.0f;
     if (hi > lo) {
         /* plane index of row[q] is q + ki*W + kj - P*(W+1) >= 0 for q >= lo */
         const float *src = plane + (lo + ki * W + kj - P * (W + 1));
+        const float *mk = mask + lo;
         float *dst = row + lo;
         for (q = 0; q < hi - lo; q++)
-            dst[q] = src[q];
-        for (oh = hlo; oh < hhi; oh++) {
-            for (ow = 0; ow < wlo; ow++)
-                row[oh * OW + ow] = 0.0f;
-            for (ow = whi; ow < OW; ow++)
-                row[oh * OW + ow] = 0.0f;
-        }
-    } else {
-        hi = lo = 0;
+            dst[q] = mk[q] != 0.0f ? src[q] : 0.0f;
     }
-    for (q = 0; q < lo; q++)
-        row[q] = 0.0f;
     for (q = hi; q < OH * OW; q++)
         row[q] = 0.0f;
 }
 
-/* The adjoint of shifted_copy: zero the wrapped columns of the (scratch)
- * row, then one long contiguous add into the plane. */
-static void shifted_add(float *restrict plane, float *restrict row, unsigned ki, unsigned kj,
+/* The adjoint of shifted_copy: one long masked add into the plane. */
+static void shifted_add(float *restrict plane, const float *restrict row,
+                        const float *restrict mask, unsigned ki, unsigned kj,
                         unsigned hlo, unsigned hhi, unsigned wlo, unsigned whi,
                         const struct tr_layer *l)
 {
     const size_t W = l->in_w, OW = l->out_w, P = l->d.pad;
-    size_t lo = hlo * OW + wlo, hi = hhi > hlo ? (hhi - 1) * OW + whi : lo, q;
-    unsigned oh, ow;
+    size_t lo, hi, q;
     float *dst;
-    const float *src;
+    const float *src, *mk;
 
+    row_span(&lo, &hi, hlo, hhi, wlo, whi, OW);
     if (hi <= lo)
         return;
-    for (oh = hlo; oh < hhi; oh++) {
-        for (ow = 0; ow < wlo; ow++)
-            row[oh * OW + ow] = 0.0f;
-        for (ow = whi; ow < OW; ow++)
-            row[oh * OW + ow] = 0.0f;
-    }
     dst = plane + (lo + ki * W + kj - P * (W + 1));
     src = row + lo;
+    mk = mask + lo;
     for (q = 0; q < hi - lo; q++)
-        dst[q] += src[q];
+        dst[q] += mk[q] != 0.0f ? src[q] : 0.0f;
 }
 
 /* col (IC*K*K, OH*OW) from one sample x (IC, H, W); zeros in the padding. */
-static void im2col(float *restrict col, const float *restrict x, const struct tr_layer *l)
+static void im2col(float *restrict col, const float *restrict x, const float *restrict masks,
+                   const struct tr_layer *l)
 {
     const unsigned IC = l->in_c, H = l->in_h, W = l->in_w;
     const unsigned OH = l->out_h, OW = l->out_w;
@@ -181,8 +201,9 @@ static void im2col(float *restrict col, const float *restrict x, const struct tr
             for (kj = 0; kj < K; kj++) {
                 float *row = col + (((size_t)ic * K + ki) * K + kj) * OH * OW;
                 valid_range(&wlo, &whi, kj, S, P, W, OW);
-                if (S == 1 && OW == W) {
-                    shifted_copy(row, x + (size_t)ic * H * W, ki, kj, hlo, hhi, wlo, whi, l);
+                if (masks) {
+                    shifted_copy(row, x + (size_t)ic * H * W, masks + (size_t)kj * OH * OW,
+                                 ki, kj, hlo, hhi, wlo, whi, l);
                     continue;
                 }
                 for (oh = 0; oh < OH; oh++) {
@@ -215,7 +236,8 @@ static void im2col(float *restrict col, const float *restrict x, const struct tr
 
 /* dx (IC, H, W) = sum of col (IC*K*K, OH*OW) entries over the taps that read
  * each input (the adjoint of im2col). */
-static void col2im(float *restrict dx, float *restrict col, const struct tr_layer *l)
+static void col2im(float *restrict dx, const float *restrict col, const float *restrict masks,
+                   const struct tr_layer *l)
 {
     const unsigned IC = l->in_c, H = l->in_h, W = l->in_w;
     const unsigned OH = l->out_h, OW = l->out_w;
@@ -229,10 +251,11 @@ static void col2im(float *restrict dx, float *restrict col, const struct tr_laye
         for (ki = 0; ki < K; ki++) {
             valid_range(&hlo, &hhi, ki, S, P, H, OH);
             for (kj = 0; kj < K; kj++) {
-                float *row = col + (((size_t)ic * K + ki) * K + kj) * OH * OW;
+                const float *row = col + (((size_t)ic * K + ki) * K + kj) * OH * OW;
                 valid_range(&wlo, &whi, kj, S, P, W, OW);
-                if (S == 1 && OW == W) {
-                    shifted_add(dx + (size_t)ic * H * W, row, ki, kj, hlo, hhi, wlo, whi, l);
+                if (masks) {
+                    shifted_add(dx + (size_t)ic * H * W, row, masks + (size_t)kj * OH * OW,
+                                ki, kj, hlo, hhi, wlo, whi, l);
                     continue;
                 }
                 for (oh = hlo; oh < hhi; oh++) {
@@ -294,12 +317,15 @@ void tr_conv2d_forward(float *y, const float *x, const float *w, const float *b,
     const size_t kk = (size_t)l->in_c * l->d.kernel * l->d.kernel;
     const size_t p = (size_t)l->out_h * l->out_w, OC = l->out_c;
     const size_t xs = (size_t)l->in_c * l->in_h * l->in_w, ys = OC * p;
-    float *col = scratch;
+    float *col = scratch;                      /* (kk, p) */
+    float *masks = same_stride1(l) ? col + kk * p + p * OC + 2u * kk * OC : NULL;
     size_t i, oc, q;
 
+    if (masks)
+        column_masks(masks, l);
     for (i = 0; i < n; i++) {
         float *yi = y + i * ys;
-        im2col(col, x + i * xs, l);
+        im2col(col, x + i * xs, masks, l);
         for (oc = 0; oc < OC; oc++)
             for (q = 0; q < p; q++)
                 yi[oc * p + q] = b[oc];
@@ -318,10 +344,13 @@ void tr_conv2d_backward(float *dx, float *dw, float *db, const float *dy,
     float *dyt = col + kk * p;          /* (p, OC) */
     float *dwt = dyt + p * OC;          /* (kk, OC) */
     float *wt = dwt + kk * OC;          /* (kk, OC) */
+    float *masks = same_stride1(l) ? wt + kk * OC : NULL;   /* (K, p) */
     size_t i, oc, q;
 
     for (q = 0; q < kk * OC; q++)
         dwt[q] = 0.0f;
+    if (masks)
+        column_masks(masks, l);
     for (oc = 0; oc < OC; oc++)
         db[oc] = 0.0f;
     if (dx)
@@ -331,11 +360,11 @@ void tr_conv2d_backward(float *dx, float *dw, float *db, const float *dy,
         for (oc = 0; oc < OC; oc++)
             db[oc] += sum_lanes(dyi + oc * p, p);
         transpose(dyt, dyi, OC, p);
-        im2col(col, x + i * xs, l);
+        im2col(col, x + i * xs, masks, l);
         tr_gemm(dwt, col, dyt, kk, OC, p, p, OC, OC);
         if (dx) {
             tr_gemm_set(col, wt, dyi, kk, p, OC, OC, p, p);
-            col2im(dx + i * xs, col, l);
+            col2im(dx + i * xs, col, masks, l);
         }
     }
     transpose(dw, dwt, kk, OC);
