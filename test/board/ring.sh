@@ -8,7 +8,8 @@
 #   rank 2 board 198.18.0.11   rank 3 host 198.18.0.2
 # Each rank trains the narrow ConvNet on its own samples and averages the
 # gradients with tr_allreduce (ring); all four must end with the same
-# parameter hash. Suite "board_ring".
+# parameter hash, and it must equal the hash of the same job run by four
+# POSIX host ranks alone. Suite "board_ring".
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -90,6 +91,20 @@ for r in 1 2 3; do
   check "rank $r params bitwise equal to rank 0 (${hashes[$r]} vs ${hashes[0]})" \
     [ "${hashes[$r]}" = "${hashes[0]}" ]
 done
+# the same job on four POSIX host ranks (loopback): the boards must not have
+# changed the result by a single bit
+HTABLE="127.0.0.1:6000 127.0.0.1:6001 127.0.0.1:6002 127.0.0.1:6003"
+hpids=()
+for r in 0 1 2 3; do
+  timeout 120 "$B/host_rank" "$C1" "$C2" "$BATCH" "$r" 4 "$TOKEN" "$STEPS" "$SEED" \
+    "$work/images.idx" "$work/labels.idx" $HTABLE >"$work/host$r.log" 2>&1 & hpids+=($!)
+done
+hrc=0
+for p in "${hpids[@]}"; do wait "$p" || hrc=1; done
+href=$(sed -n 's/^params hash \([0-9a-f]*\).*/\1/p' "$work/host0.log")
+check "all-host reference ring ran (status $hrc, hash ${href:-none})" [ "$hrc" -eq 0 ] && [ -n "$href" ]
+check "boards + hosts equal the all-host ring bit for bit (${hashes[0]} vs ${href:-none})" \
+  [ "${hashes[0]}" = "${href:-none}" ]
 # the ranks trained on different samples: their local losses differ
 l0=$(sed -n 's/^step 0 loss .* bits \([0-9a-f]*\)/\1/p' "$work/rank0.log")
 l1=$(sed -n 's/^step 0 loss .* bits \([0-9a-f]*\)/\1/p' "$work/rank1.log")
