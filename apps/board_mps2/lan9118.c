@@ -252,7 +252,8 @@ int lan9118_send(struct lan9118 *d, const void *frame, size_t len)
         return LAN9118_ERR_FULL;
     wr(d, TX_DATA_FIFO, TXA_FIRST_SEG | TXA_LAST_SEG | (uint32_t)len);
     wr(d, TX_DATA_FIFO, (uint32_t)d->tx_tag << 16 | (uint32_t)len);
-    d->tx_tag = (uint16_t)(d->tx_tag + 1u ? d->tx_tag + 1u : 1u);
+    if (++d->tx_tag == 0)  /* tags 1..65535: 0 never appears in a status */
+        d->tx_tag = 1;
     /* the FIFO takes little-endian words; the last one is zero-padded */
     for (i = 0; i < words; i++) {
         size_t k, n = len - i * 4u < 4u ? len - i * 4u : 4u;

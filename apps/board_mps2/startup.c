@@ -2,6 +2,7 @@
  * Reset copies .data, zeroes .bss and .psram, turns the FPU on (CPACR
  * CP10/CP11 full access) and runs main(); its return value becomes the
  * emulator's exit status through semihosting. */
+#include <stddef.h>
 #include <stdint.h>
 #include "board.h"
 #include "semihost.h"
@@ -13,72 +14,32 @@ extern uint32_t __stack_top[], __stack_bottom[];
 #define STACK_PAINT 0x5AC4C0DEu
 
 int main(void);
-void tr_board_reset(void);
-void board_systick_handler(void);
-
-#define SCB_CPACR 0xE000ED88u
-#define SCB_CFSR  0xE000ED28u
-#define SCB_HFSR  0xE000ED2Cu
-#define SCB_MMFAR 0xE000ED34u
-#define SCB_BFAR  0xE000ED38u
-
-static void put_hex(const char *what, uint32_t v)
+/* Linker symbols are addresses, not objects: loops run on word counts. */
+static size_t words_between(const uint32_t *lo, const uint32_t *hi)
 {
-    static const char hex[] = "0123456789abcdef";
-    char b[40];
-    int i = 0, k;
-    while (what[i] && i < 20) {
-        b[i] = what[i];
-        i++;
-    }
-    b[i++] = '0';
-    b[i++] = 'x';
-    for (k = 28; k >= 0; k -= 4)
-        b[i++] = hex[(v >> k) & 15u];
-    b[i++] = '\n';
-    b[i] = '\0';
-    sh_puts(b);
-}
-
-/* Any fault is fatal: say which and stop with status 3. */
-static void fault_handler(void)
-{
-    sh_puts("board: fault\n");
-    put_hex(" CFSR ", BOARD_REG32(SCB_CFSR));
-    put_hex(" HFSR ", BOARD_REG32(SCB_HFSR));
-    put_hex(" MMFAR ", BOARD_REG32(SCB_MMFAR));
-    put_hex(" BFAR ", BOARD_REG32(SCB_BFAR));
-    sh_exit(3);
-}
-
-void board_unexpected_irq(void);
-/* the Ethernet interrupt (IRQ 13): an image that enables it defines this */
-void board_irq_eth(void) __attribute__((weak, alias("board_unexpected_irq")));
-
-void board_unexpected_irq(void)
-{
-    uint32_t ipsr;
-    __asm__ volatile("mrs %0, ipsr" : "=r"(ipsr));
-    put_hex("board: unexpected exception ", ipsr);
-    sh_exit(4);
+    return ((uintptr_t)hi - (uintptr_t)lo) / sizeof(uint32_t);
 }
 
 void tr_board_reset(void)
 {
-    uint32_t *s, *d;
-    for (s = __data_load, d = __data_start; d < __data_end;)
-        *d++ = *s++;
-    for (d = __bss_start; d < __bss_end;)
-        *d++ = 0;
-    for (d = __psram_start; d < __psram_end;)
-        *d++ = 0;
+    size_t i, n;
+    n = words_between(__data_start, __data_end);
+    for (i = 0; i < n; i++)
+        __data_start[i] = __data_load[i];
+    n = words_between(__bss_start, __bss_end);
+    for (i = 0; i < n; i++)
+        __bss_start[i] = 0;
+    n = words_between(__psram_start, __psram_end);
+    for (i = 0; i < n; i++)
+        __psram_start[i] = 0;
     /* paint the stack below the current frame: board_stack_used() measures
      * the high-water mark by finding the deepest overwritten word */
     {
-        uint32_t *sp;
+        uintptr_t sp;
         __asm__ volatile("mov %0, sp" : "=r"(sp));
-        for (d = __stack_bottom; d < sp - 16;)
-            *d++ = STACK_PAINT;
+        n = words_between(__stack_bottom, (const uint32_t *)(sp - 64u));
+        for (i = 0; i < n; i++)
+            __stack_bottom[i] = STACK_PAINT;
     }
     BOARD_REG32(SCB_CPACR) |= 0xFu << 20;  /* CP10, CP11: full access */
     __asm__ volatile("dsb\n\tisb" ::: "memory");
@@ -87,10 +48,10 @@ void tr_board_reset(void)
 
 uint32_t board_stack_used(void)
 {
-    const uint32_t *p = __stack_bottom;
-    while (p < __stack_top && *p == STACK_PAINT)
-        p++;
-    return (uint32_t)((uintptr_t)__stack_top - (uintptr_t)p);
+    size_t i = 0, n = words_between(__stack_bottom, __stack_top);
+    while (i < n && __stack_bottom[i] == STACK_PAINT)
+        i++;
+    return (uint32_t)((n - i) * sizeof(uint32_t));
 }
 
 #define NVIC_ISER0 0xE000E100u
