@@ -60,7 +60,7 @@ start_ring() {
   RANKPID=()
   for ((r = 0; r < world; r++)); do
     if [ "${kinds:r:1}" = L ]; then
-      timeout 120 ip netns exec "$NS" "$BIN/lwip_rank" --tap "tap$r" --ip "198.18.0.$((10 + r))" \
+      timeout 120 ip netns exec "$NS" "$BIN/${LWIP_RANK_BIN:-lwip_rank}" --tap "tap$r" --ip "198.18.0.$((10 + r))" \
         --table "$table" --rank $r --world "$world" --token $TOKEN --mode "$mode" \
         --suite "lwip-$name-r$r" "$@" >"$LOG/$name.$r.out" 2>&1 &
       reg+=(--rank $r --at "198.18.0.$((10 + r)):$PORT")

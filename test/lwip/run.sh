@@ -87,6 +87,14 @@ for kinds in LL LLL LLLL; do
   check "collectives over ${#kinds} lwIP ranks" run_ring "coll${#kinds}" "$kinds" coll
 done
 
+# 2b. the same with a small board's lwIP sizes (MSS 536, 2-segment window and
+#     send buffer: every send hits the queue limits)
+LWIP_RANK_BIN=lwip_rank_small
+check "small lwIP sizes: stream with 300-byte rings" \
+  run_ring smallstream LL stream --bytes 1000000 --rx 600
+check "small lwIP sizes: collectives over 3 lwIP ranks" run_ring smallcoll LLL coll
+unset LWIP_RANK_BIN
+
 # 3. training steps: a mixed ring (lwIP and POSIX alternating: every link
 #    crosses kinds) against an all-POSIX ring; parameters must be bitwise equal
 STEPS=3
