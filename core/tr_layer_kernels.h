@@ -52,8 +52,13 @@ void tr_bn2d_backward(float *dx, float *dgb, const float *dy, const float *x,
                       const float *gb, const float *save,
                       const struct tr_layer *l, unsigned n);
 
-/* ReLU over count floats; backward gates dy by y > 0 (PyTorch: grad 0 at 0). */
+/* ReLU over count floats; backward gates dy by y > 0 (PyTorch: grad 0 at 0).
+ * tr_relu_inplace is the forward with y == x (the model runs a ReLU in place
+ * after conv, BN and linear layers, see tr_model_relu_in_place). */
 void tr_relu_forward(float *y, const float *x, size_t count);
+void tr_relu_inplace(float *x, size_t count);
+/* 1 if layer i of m is a ReLU that overwrites its input's buffer */
+int tr_model_relu_in_place(const struct tr_model *m, unsigned i);
 void tr_relu_backward(float *dx, const float *dy, const float *y, size_t count);
 
 /* MaxPool2d, window k, stride s, no padding, floor. Backward routes dy to

@@ -8,6 +8,13 @@ void tr_relu_forward(float *restrict y, const float *restrict x, size_t count)
         y[i] = x[i] > 0.0f ? x[i] : 0.0f;
 }
 
+void tr_relu_inplace(float *x, size_t count)
+{
+    size_t i;
+    for (i = 0; i < count; i++)
+        x[i] = x[i] > 0.0f ? x[i] : 0.0f;
+}
+
 void tr_relu_backward(float *restrict dx, const float *restrict dy,
                       const float *restrict y, size_t count)
 {

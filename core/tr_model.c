@@ -4,7 +4,8 @@
  * size query runs it on a measuring arena, init on the caller's buffer, so
  * the two cannot disagree. Arena order (each piece TR_ARENA_ALIGN-rounded):
  *   params | grads | momentum | buffers | dlogits |
- *   per layer: out (not flatten: it aliases its input), save (BN only) |
+ *   per layer: out (not flatten, nor a ReLU after conv/BN/linear: those
+ *   alias their input), save (BN only) |
  *   dbuf[0] | dbuf[1] | scratch
  */
 #include "tr_model.h"
@@ -147,6 +148,20 @@ static size_t mul_floats(size_t a, size_t b, int *ovf)
     return a * b;
 }
 
+/* ReLU overwrites its input when that is the output of a conv, BN or linear
+ * layer: their backward passes read their inputs, never their outputs, so
+ * nothing needs the pre-activation values afterwards. (After a max-pool it
+ * may not: the pool's backward compares its input with its own output.) */
+int tr_model_relu_in_place(const struct tr_model *m, unsigned i)
+{
+    unsigned prev;
+
+    if (i == 0 || m->layer[i].d.kind != TR_LAYER_RELU)
+        return 0;
+    prev = m->layer[i - 1].d.kind;
+    return prev == TR_LAYER_CONV2D || prev == TR_LAYER_BATCHNORM2D || prev == TR_LAYER_LINEAR;
+}
+
 static size_t sample_floats(const struct tr_layer *l, int out)
 {
     return out ? (size_t)l->out_c * l->out_h * l->out_w
@@ -174,7 +189,7 @@ static int layout(struct tr_model *m, const struct tr_model_desc *d, unsigned ba
     m->dlogits = tr_arena_floats(a, mul_floats(batch, m->classes, &ovf));
     for (i = 0; i < m->n_layers; i++) {
         struct tr_layer *l = &m->layer[i];
-        if (l->d.kind == TR_LAYER_FLATTEN)
+        if (l->d.kind == TR_LAYER_FLATTEN || tr_model_relu_in_place(m, i))
             l->out = m->layer[i - 1].out;
         else
             l->out = tr_arena_floats(a, mul_floats(batch, sample_floats(l, 1), &ovf));

@@ -38,7 +38,10 @@ int tr_model_forward(struct tr_model *m, const float *x, unsigned n, int train)
                 tr_bn2d_forward_eval(l->out, in, p, m->buffers + l->b_off, l, n);
             break;
         case TR_LAYER_RELU:
-            tr_relu_forward(l->out, in, out_floats(l, n));
+            if (l->out == in)
+                tr_relu_inplace(l->out, out_floats(l, n));
+            else
+                tr_relu_forward(l->out, in, out_floats(l, n));
             break;
         case TR_LAYER_MAXPOOL2D:
             tr_maxpool2d_forward(l->out, in, l, n);

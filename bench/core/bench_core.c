@@ -93,7 +93,10 @@ int main(int argc, char **argv)
             case TR_LAYER_BATCHNORM2D:
                 tr_bn2d_forward_train(l->out, l->save, m.buffers + l->b_off, in, p, l, B);
                 break;
-            case TR_LAYER_RELU: tr_relu_forward(l->out, in, outn); break;
+            case TR_LAYER_RELU:   /* in place after conv/BN, as the model runs it */
+                if (l->out == in) tr_relu_inplace(l->out, outn);
+                else tr_relu_forward(l->out, in, outn);
+                break;
             case TR_LAYER_MAXPOOL2D: tr_maxpool2d_forward(l->out, in, l, B); break;
             case TR_LAYER_LINEAR:
                 if (ref) tr_linear_forward_ref(l->out, in, p, b, l, B);
