@@ -89,6 +89,8 @@ done
 
 # 2b. the same with a small board's lwIP sizes (MSS 536, 2-segment window and
 #     send buffer: every send hits the queue limits)
+check "collectives over a mixed ring P L P L" run_ring collmix PLPL coll
+
 LWIP_RANK_BIN=lwip_rank_small
 check "small lwIP sizes: stream with 300-byte rings" \
   run_ring smallstream LL stream --bytes 1000000 --rx 600
