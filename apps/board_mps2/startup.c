@@ -14,6 +14,56 @@ extern uint32_t __stack_top[], __stack_bottom[];
 #define STACK_PAINT 0x5AC4C0DEu
 
 int main(void);
+void tr_board_reset(void);
+void board_systick_handler(void);
+
+#define SCB_CPACR 0xE000ED88u
+#define SCB_CFSR  0xE000ED28u
+#define SCB_HFSR  0xE000ED2Cu
+#define SCB_MMFAR 0xE000ED34u
+#define SCB_BFAR  0xE000ED38u
+
+static void put_hex(const char *what, uint32_t v)
+{
+    static const char hex[] = "0123456789abcdef";
+    char b[40];
+    int i = 0, k;
+    while (i < 20 && what[i]) {
+        b[i] = what[i];
+        i++;
+    }
+    b[i++] = '0';
+    b[i++] = 'x';
+    for (k = 28; k >= 0; k -= 4)
+        b[i++] = hex[(v >> k) & 15u];
+    b[i++] = '\n';
+    b[i] = '\0';
+    sh_puts(b);
+}
+
+/* Any fault is fatal: say which and stop with status 3. */
+static void fault_handler(void)
+{
+    sh_puts("board: fault\n");
+    put_hex(" CFSR ", BOARD_REG32(SCB_CFSR));
+    put_hex(" HFSR ", BOARD_REG32(SCB_HFSR));
+    put_hex(" MMFAR ", BOARD_REG32(SCB_MMFAR));
+    put_hex(" BFAR ", BOARD_REG32(SCB_BFAR));
+    sh_exit(3);
+}
+
+void board_unexpected_irq(void);
+/* the Ethernet interrupt (IRQ 13): an image that enables it defines this */
+void board_irq_eth(void) __attribute__((weak, alias("board_unexpected_irq")));
+
+void board_unexpected_irq(void)
+{
+    uint32_t ipsr;
+    __asm__ volatile("mrs %0, ipsr" : "=r"(ipsr));
+    put_hex("board: unexpected exception ", ipsr);
+    sh_exit(4);
+}
+
 /* Linker symbols are addresses, not objects: loops run on word counts. */
 static size_t words_between(const uint32_t *lo, const uint32_t *hi)
 {
