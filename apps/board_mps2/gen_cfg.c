@@ -97,13 +97,19 @@ static int table(int argc, char **argv)
                 fprintf(stderr, "gen_cfg: init failed\n");
                 return 1;
             }
+            /* one count per distinct output buffer: flatten and in-place
+             * layers (ReLU after conv/BN/linear) share their input's */
             for (l = 0; l < m->n_layers; l++)
-                if (m->layer[l].d.kind != TR_LAYER_FLATTEN)
+                if (l == 0 || m->layer[l].out != m->layer[l - 1].out)
                     act += (size_t)bs[j] * m->layer[l].out_c * m->layer[l].out_h *
                            m->layer[l].out_w * sizeof(float);
             p = m->n_params * sizeof(float);
             bn = m->n_buffers * sizeof(float);
             scr = m->scratch_len * sizeof(float);
+            if (3 * p + bn + act + scr > m->arena_used) {
+                fprintf(stderr, "gen_cfg: the parts exceed the arena: layout changed?\n");
+                return 1;
+            }
             rest = m->arena_used - 3 * p - bn - act - scr;
             printf("| %u/%u | %u | %lu | %lu | %lu | %lu | %lu | %lu | %lu | %lu |\n",
                    ch[i], ch[i + 1], bs[j], (unsigned long)p, (unsigned long)p,
