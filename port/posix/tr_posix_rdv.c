@@ -81,7 +81,7 @@ struct conn {
 static void answer(int fd, int status, uint32_t world, uint32_t why,
                    const struct tr_posix_peer *table, uint32_t n, uint32_t handshake_ms)
 {
-    static uint8_t out[ANS_MAX];
+    uint8_t out[ANS_MAX];
     tr_posix_put_ans(out, status, world, why, table, n);
     tr_posix_send_all(fd, out, TR_POSIX_ANS_BYTES + 8u * n,
                       tr_posix_clock_ms() + handshake_ms);
@@ -155,7 +155,7 @@ static int admit(struct conn *c, const struct tr_posix_plan *pl, struct tr_posix
 int tr_posix_master_serve(const struct tr_posix_plan *pl, int master_fd,
                           struct tr_posix_peer *table, char *err, size_t errlen)
 {
-    static struct conn c[MAX_CONNS];
+    struct conn c[MAX_CONNS];            /* ~13 KiB of stack; no static state */
     struct pollfd pf[MAX_CONNS + 1];
     int map[MAX_CONNS + 1];
     int nc = MAX_CONNS, i, joined = 1;

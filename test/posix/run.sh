@@ -19,7 +19,7 @@ port() { "$NODE" free-port; }
 start() {
   local name=$1 r=$2; shift 2
   ( timeout $LIM "$NODE" --rank "$r" --out "$T/$name.$r.hash" "$@" 2>"$T/$name.$r.err" >/dev/null
-    echo $? >"$T/$name.$r.rc" ) &
+    echo $? >"$T/$name.$r.rc" ) 2>/dev/null &    # (quiet "Killed" for the SIGKILL case)
 }
 # job NAME N ARGS...: N ranks on a fresh master port, waits for all of them.
 job() {
