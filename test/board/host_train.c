@@ -114,6 +114,7 @@ static int check(int argc, char **argv)
     int have[MAX_STEPS] = {0};
     uint32_t board_hash = 0, host_hash;
     int have_hash = 0;
+    unsigned board_arena = 0, board_used = 0;
     struct tr_model_desc d;
     struct tr_model m;
     struct tr_sgd sgd;
@@ -169,6 +170,10 @@ static int check(int argc, char **argv)
             board_loss[st] = f;
             have[st] = 1;
             seen++;
+        } else if (strncmp(line, "train: convnet", 14) == 0 && strstr(line, " arena ") &&
+                   sscanf(strstr(line, " arena "), " arena %u used %u", &st, &bits) == 2) {
+            board_arena = st;
+            board_used = bits;
         } else if (sscanf(line, "params hash %x", &bits) == 1) {
             board_hash = bits;
             have_hash = 1;
@@ -177,6 +182,9 @@ static int check(int argc, char **argv)
     if (log)
         fclose(log);
     TH_CHECK(seen == steps, "board printed %u step lines, want %u", seen, steps);
+    /* the board's static arena is what the host's size query says, all used */
+    TH_CHECK(board_arena == need && board_used == need,
+             "board arena %u used %u, host size query %zu", board_arena, board_used, need);
     for (s = 0; s < steps; s++) {
         TH_CHECK(have[s], "board step %u missing", s);
         if (!have[s])
