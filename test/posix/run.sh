@@ -101,6 +101,16 @@ for r in 0 1 2 3; do
     start envo $r --init env:// allreduce --count 999
 done; wait
 check "env:// with OMPI_COMM_WORLD_RANK/SIZE" all_ok envo 4
+if command -v mpirun >/dev/null; then
+  p=$(port)
+  timeout $LIM mpirun --allow-run-as-root --oversubscribe -np 4 -x MASTER_ADDR=127.0.0.1 \
+    -x MASTER_PORT=$p -x TINYRING_JOB "$NODE" --init env:// --out "$T/mpi.%r.hash" \
+    allreduce --count 100003 --iters 2 >/dev/null 2>"$T/mpi.err"
+  rc=$?; for r in 0 1 2 3; do echo $rc > "$T/mpi.$r.rc"; cp "$T/mpi.err" "$T/mpi.$r.err"; done
+  check "env:// under mpirun -np 4 (OMPI_COMM_WORLD_RANK/SIZE)" all_ok mpi 4
+else
+  echo "test-posix: mpirun not installed, the mpirun launch is not tested"
+fi
 p=$(port)
 for r in 0 1; do
   SLURM_PROCID=$r SLURM_NTASKS=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$p start envs $r --init env:// barrier

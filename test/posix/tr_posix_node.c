@@ -15,7 +15,7 @@
  * Options: --init M --rank R --world N --token S --iface NAME --addr A
  *          --listen-port P --count C --iters K --algo A --root R
  *          --timeout-ms T (collectives) --join-ms J --connect-ms C
- *          --handshake-ms H --segment B --out FILE (hash line)
+ *          --handshake-ms H --segment B --out FILE (hash line; %r = rank)
  *
  * Exit status: 0 on success, 1 on a wrong result, else -tr_err (e.g. 98
  * port in use, 52 mismatch, 110 timeout, 104 peer closed, 113 unreachable).
@@ -328,7 +328,14 @@ int main(int argc, char **argv)
         return 2;
     }
     if (out) {
-        FILE *f = fopen(out, "w");
+        char path[512];
+        const char *pr = strstr(out, "%r");  /* "%r" -> rank (one command line for mpirun) */
+        FILE *f;
+        if (pr)
+            snprintf(path, sizeof path, "%.*s%d%s", (int)(pr - out), out, px.rank, pr + 2);
+        else
+            snprintf(path, sizeof path, "%s", out);
+        f = fopen(path, "w");
         if (!f)
             return die(px.rank, TR_ERR_IO, "cannot write --out file");
         fprintf(f, "%016llx\n", (unsigned long long)hash);
