@@ -79,15 +79,36 @@ static void dsums_lanes(float *sb, float *sg, const float *restrict dy,
     *sg = g;
 }
 
-void tr_bn2d_forward_train(float *restrict y, float *restrict save, float *restrict run,
-                           const float *restrict x, const float *restrict gb,
-                           const struct tr_layer *l, unsigned n)
+/* y = (x - mean) * invstd * g + b over one channel of n samples; with relu,
+ * max(0, y) in the same pass (the model's BN -> ReLU pair) */
+static void bn_apply(float *restrict y, const float *restrict x, size_t n, size_t hw,
+                     size_t chw, float mean, float invstd, float g, float b, int relu)
+{
+    size_t i, j;
+
+    for (i = 0; i < n; i++) {
+        const float *xp = x + i * chw;
+        float *yp = y + i * chw;
+        if (relu) {
+            for (j = 0; j < hw; j++) {
+                float v = (xp[j] - mean) * invstd * g + b;
+                yp[j] = v > 0.0f ? v : 0.0f;
+            }
+        } else {
+            for (j = 0; j < hw; j++)
+                yp[j] = (xp[j] - mean) * invstd * g + b;
+        }
+    }
+}
+
+static void bn_train(float *restrict y, float *restrict save, float *restrict run,
+                     const float *restrict x, const float *restrict gb,
+                     const struct tr_layer *l, unsigned n, int relu)
 {
     const unsigned C = l->in_c;
     const size_t hw = (size_t)l->in_h * l->in_w, chw = (size_t)C * hw;
     const float cnt = (float)((size_t)n * hw);
     unsigned c, i;
-    size_t j;
 
     for (c = 0; c < C; c++) {
         float sum = 0.0f, sq = 0.0f, mean, var, invstd, g, b;
@@ -106,35 +127,47 @@ void tr_bn2d_forward_train(float *restrict y, float *restrict save, float *restr
                      TR_BN_MOMENTUM * (cnt > 1.0f ? sq / (cnt - 1.0f) : var);
         g = gb[c];
         b = gb[C + c];
-        for (i = 0; i < n; i++) {
-            const float *xp = x + i * chw + c * hw;
-            float *yp = y + i * chw + c * hw;
-            for (j = 0; j < hw; j++)
-                yp[j] = (xp[j] - mean) * invstd * g + b;
-        }
+        bn_apply(y + c * hw, x + c * hw, n, hw, chw, mean, invstd, g, b, relu);
     }
 }
 
-void tr_bn2d_forward_eval(float *restrict y, const float *restrict x,
-                          const float *restrict gb, const float *restrict run,
-                          const struct tr_layer *l, unsigned n)
+void tr_bn2d_forward_train(float *y, float *save, float *run, const float *x,
+                           const float *gb, const struct tr_layer *l, unsigned n)
+{
+    bn_train(y, save, run, x, gb, l, n, 0);
+}
+
+void tr_bn2d_forward_train_relu(float *y, float *save, float *run, const float *x,
+                                const float *gb, const struct tr_layer *l, unsigned n)
+{
+    bn_train(y, save, run, x, gb, l, n, 1);
+}
+
+static void bn_eval(float *restrict y, const float *restrict x,
+                    const float *restrict gb, const float *restrict run,
+                    const struct tr_layer *l, unsigned n, int relu)
 {
     const unsigned C = l->in_c;
     const size_t hw = (size_t)l->in_h * l->in_w, chw = (size_t)C * hw;
-    unsigned c, i;
-    size_t j;
+    unsigned c;
 
     for (c = 0; c < C; c++) {
         const float mean = run[c];
         const float invstd = 1.0f / tr_sqrtf(run[C + c] + TR_BN_EPS);
-        const float g = gb[c], b = gb[C + c];
-        for (i = 0; i < n; i++) {
-            const float *xp = x + i * chw + c * hw;
-            float *yp = y + i * chw + c * hw;
-            for (j = 0; j < hw; j++)
-                yp[j] = (xp[j] - mean) * invstd * g + b;
-        }
+        bn_apply(y + c * hw, x + c * hw, n, hw, chw, mean, invstd, gb[c], gb[C + c], relu);
     }
+}
+
+void tr_bn2d_forward_eval(float *y, const float *x, const float *gb, const float *run,
+                          const struct tr_layer *l, unsigned n)
+{
+    bn_eval(y, x, gb, run, l, n, 0);
+}
+
+void tr_bn2d_forward_eval_relu(float *y, const float *x, const float *gb, const float *run,
+                               const struct tr_layer *l, unsigned n)
+{
+    bn_eval(y, x, gb, run, l, n, 1);
 }
 
 /* With xhat = (x - mean) * invstd and N = n*H*W values per channel:

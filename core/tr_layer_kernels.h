@@ -48,6 +48,11 @@ void tr_bn2d_forward_train(float *y, float *save, float *run, const float *x,
                            const float *gb, const struct tr_layer *l, unsigned n);
 void tr_bn2d_forward_eval(float *y, const float *x, const float *gb,
                           const float *run, const struct tr_layer *l, unsigned n);
+/* The same followed by ReLU in one pass: y = max(0, bn(x)). */
+void tr_bn2d_forward_train_relu(float *y, float *save, float *run, const float *x,
+                                const float *gb, const struct tr_layer *l, unsigned n);
+void tr_bn2d_forward_eval_relu(float *y, const float *x, const float *gb,
+                               const float *run, const struct tr_layer *l, unsigned n);
 void tr_bn2d_backward(float *dx, float *dgb, const float *dy, const float *x,
                       const float *gb, const float *save,
                       const struct tr_layer *l, unsigned n);
@@ -67,6 +72,10 @@ void tr_relu_backward(float *dx, const float *dy, const float *y, size_t count);
 void tr_maxpool2d_forward(float *y, const float *x, const struct tr_layer *l, unsigned n);
 void tr_maxpool2d_backward(float *dx, const float *dy, const float *x, const float *y,
                            const struct tr_layer *l, unsigned n);
+/* The same followed by the backward of the ReLU that produced x: dy goes
+ * through only where the window's max is > 0 (x at the argmax is the max). */
+void tr_maxpool2d_relu_backward(float *dx, const float *dy, const float *x, const float *y,
+                                const struct tr_layer *l, unsigned n);
 
 /* Linear: x (n, IN), w (OUT, IN), b (OUT), y (n, OUT); IN = in_c*in_h*in_w. */
 void tr_linear_forward_ref(float *y, const float *x, const float *w, const float *b,

@@ -76,12 +76,14 @@ static float from_bits(uint32_t u)
  * compiler needs no aliasing checks. */
 static void pool2_row(float *restrict d0, float *restrict d1, const float *restrict x0,
                       const float *restrict x1, const float *restrict y,
-                      const float *restrict dy, unsigned ow_n)
+                      const float *restrict dy, unsigned ow_n, int relu)
 {
     unsigned ow;
 
     for (ow = 0; ow < ow_n; ow++) {
-        const uint32_t m = fbits(y[ow]), g = fbits(dy[ow]);
+        /* with relu: the ReLU before the pool passes dy only where max > 0 */
+        const uint32_t gate = relu ? 0u - (uint32_t)(y[ow] > 0.0f) : ~0u;
+        const uint32_t m = fbits(y[ow]), g = fbits(dy[ow]) & gate;
         const uint32_t a = 0u - (uint32_t)(fbits(x0[2 * ow]) == m);
         const uint32_t b = (0u - (uint32_t)(fbits(x0[2 * ow + 1]) == m)) & ~a;
         const uint32_t c = (0u - (uint32_t)(fbits(x1[2 * ow]) == m)) & ~(a | b);
@@ -97,7 +99,7 @@ static void pool2_row(float *restrict d0, float *restrict d1, const float *restr
  * column (outside every window) gets 0. */
 static void pool2_backward(float *restrict dx, const float *restrict dy,
                            const float *restrict x, const float *restrict y,
-                           const struct tr_layer *l, unsigned n)
+                           const struct tr_layer *l, unsigned n, int relu)
 {
     const unsigned H = l->in_h, W = l->in_w, OH = l->out_h, OW = l->out_w;
     const size_t planes = (size_t)n * l->in_c;
@@ -110,7 +112,7 @@ static void pool2_backward(float *restrict dx, const float *restrict dy,
         for (oh = 0; oh < OH; oh++) {
             float *d0 = dxp + 2u * oh * W, *d1 = d0 + W;
             pool2_row(d0, d1, xp + 2u * oh * W, xp + (2u * oh + 1u) * W,
-                      y + (p * OH + oh) * OW, dy + (p * OH + oh) * OW, OW);
+                      y + (p * OH + oh) * OW, dy + (p * OH + oh) * OW, OW, relu);
             for (w = 2u * OW; w < W; w++)
                 d0[w] = d1[w] = 0.0f;
         }
@@ -121,9 +123,9 @@ static void pool2_backward(float *restrict dx, const float *restrict dy,
 
 /* dx (n, C, H, W) = dy routed to each window's argmax, found again as the
  * first element equal to y. Overlapping windows (s < k) accumulate. */
-void tr_maxpool2d_backward(float *restrict dx, const float *restrict dy,
-                           const float *restrict x, const float *restrict y,
-                           const struct tr_layer *l, unsigned n)
+static void pool_backward(float *restrict dx, const float *restrict dy,
+                          const float *restrict x, const float *restrict y,
+                          const struct tr_layer *l, unsigned n, int relu)
 {
     const unsigned k = l->d.kernel, s = l->d.stride;
     const unsigned H = l->in_h, W = l->in_w, OH = l->out_h, OW = l->out_w;
@@ -132,7 +134,7 @@ void tr_maxpool2d_backward(float *restrict dx, const float *restrict dy,
     unsigned oh, ow, i, j;
 
     if (k == 2 && s == 2) {   /* the seed's pool: every input written once */
-        pool2_backward(dx, dy, x, y, l, n);
+        pool2_backward(dx, dy, x, y, l, n, relu);
         return;
     }
     for (q = 0; q < planes * H * W; q++)
@@ -149,10 +151,23 @@ void tr_maxpool2d_backward(float *restrict dx, const float *restrict dy,
                 for (i = 0; i < k && !found; i++)
                     for (j = 0; j < k && !found; j++)
                         if (xp[base + i * W + j] == m) {
-                            dxp[base + i * W + j] += dyp[oh * OW + ow];
+                            if (!relu || m > 0.0f)
+                                dxp[base + i * W + j] += dyp[oh * OW + ow];
                             found = 1;
                         }
             }
         }
     }
+}
+
+void tr_maxpool2d_backward(float *dx, const float *dy, const float *x, const float *y,
+                           const struct tr_layer *l, unsigned n)
+{
+    pool_backward(dx, dy, x, y, l, n, 0);
+}
+
+void tr_maxpool2d_relu_backward(float *dx, const float *dy, const float *x, const float *y,
+                                const struct tr_layer *l, unsigned n)
+{
+    pool_backward(dx, dy, x, y, l, n, 1);
 }

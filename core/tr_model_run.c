@@ -16,6 +16,7 @@ int tr_model_forward(struct tr_model *m, const float *x, unsigned n, int train)
     const int ref = m->kernels == TR_KERNELS_REF;
     const float *in = x;
     unsigned i;
+    int fused = 0;
 
     if (x == NULL || n == 0 || n > m->batch)
         return TR_ERR_INVAL;
@@ -32,13 +33,21 @@ int tr_model_forward(struct tr_model *m, const float *x, unsigned n, int train)
             break;
         }
         case TR_LAYER_BATCHNORM2D:
-            if (train)
+            /* fast kernels fuse an in-place ReLU that follows into this pass */
+            fused = !ref && i + 1 < m->n_layers && tr_model_relu_in_place(m, i + 1);
+            if (train && fused)
+                tr_bn2d_forward_train_relu(l->out, l->save, m->buffers + l->b_off, in, p, l, n);
+            else if (train)
                 tr_bn2d_forward_train(l->out, l->save, m->buffers + l->b_off, in, p, l, n);
+            else if (fused)
+                tr_bn2d_forward_eval_relu(l->out, in, p, m->buffers + l->b_off, l, n);
             else
                 tr_bn2d_forward_eval(l->out, in, p, m->buffers + l->b_off, l, n);
             break;
         case TR_LAYER_RELU:
-            if (l->out == in)
+            if (fused)
+                fused = 0;            /* applied by the BN just before */
+            else if (l->out == in)
                 tr_relu_inplace(l->out, out_floats(l, n));
             else
                 tr_relu_forward(l->out, in, out_floats(l, n));
@@ -121,6 +130,7 @@ int tr_model_backward(struct tr_model *m)
     const unsigned n = m->last_n;
     const float *dout = m->dlogits;
     unsigned i;
+    int fused = 0;
 
     if (!m->last_train || n == 0)
         return TR_ERR_INVAL;
@@ -144,11 +154,19 @@ int tr_model_backward(struct tr_model *m)
             tr_bn2d_backward(din, g, dout, in, p, l->save, l, n);
             break;
         case TR_LAYER_RELU:
-            if (din)
+            if (fused) {
+                fused = 0;            /* done by the pool just after */
+                din = (float *)dout;
+            } else if (din) {
                 tr_relu_backward(din, dout, l->out, out_floats(l, n));
+            }
             break;
         case TR_LAYER_MAXPOOL2D:
-            if (din)
+            /* fast kernels fold the backward of a ReLU just before into this one */
+            fused = !ref && din && m->layer[i - 1].d.kind == TR_LAYER_RELU;
+            if (fused)
+                tr_maxpool2d_relu_backward(din, dout, in, l->out, l, n);
+            else if (din)
                 tr_maxpool2d_backward(din, dout, in, l->out, l, n);
             break;
         case TR_LAYER_FLATTEN:

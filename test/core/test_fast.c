@@ -138,6 +138,45 @@ static void pool_case(unsigned n, unsigned c, unsigned h, unsigned w)
     free(x); free(dy); free(y); free(dx); free(y2); free(dx2);
 }
 
+/* The fused BN+ReLU forward and pool+ReLU backward give the bits of the
+ * separate kernels run one after the other. */
+static void fused_cases(void)
+{
+    static const unsigned pc[][6] = {{3, 16, 28, 28, 2, 2}, {2, 3, 7, 9, 2, 2}, {2, 2, 9, 8, 3, 2}};
+    struct tr_layer b = tc_layer(TR_LAYER_BATCHNORM2D, 5, 6, 7, 0, 0, 0, 0);
+    size_t nb = 3 * tc_in(&b), i;
+    float *x = tc_rand(nb, -1, 1), *gb = tc_rand(10, -1, 1);
+    float *y1 = tc_zeros(nb), *y2 = tc_zeros(nb), s1[10], s2[10], r1[10], r2[10];
+    unsigned t;
+    for (i = 0; i < 10; i++) r1[i] = r2[i] = (float)i;
+    tr_bn2d_forward_train(y1, s1, r1, x, gb, &b, 3);
+    tr_relu_inplace(y1, nb);
+    tr_bn2d_forward_train_relu(y2, s2, r2, x, gb, &b, 3);
+    TH_CHECK(memcmp(y1, y2, nb * 4) == 0 && memcmp(s1, s2, 40) == 0 && memcmp(r1, r2, 40) == 0,
+             "BN+ReLU train fused == separate, bitwise");
+    tr_bn2d_forward_eval(y1, x, gb, r1, &b, 3);
+    tr_relu_inplace(y1, nb);
+    tr_bn2d_forward_eval_relu(y2, x, gb, r1, &b, 3);
+    TH_CHECK(memcmp(y1, y2, nb * 4) == 0, "BN+ReLU eval fused == separate, bitwise");
+    free(x); free(gb); free(y1); free(y2);
+    for (t = 0; t < 3; t++) {
+        struct tr_layer l = tc_layer(TR_LAYER_MAXPOOL2D, pc[t][1], pc[t][2], pc[t][3], 0,
+                                     pc[t][4], pc[t][5], 0);
+        unsigned n = pc[t][0];
+        size_t nx = n * tc_in(&l), ny = n * tc_out(&l);
+        float *px = tc_rand(nx, -1, 1), *dy = tc_rand(ny, -1, 1), *y = tc_zeros(ny);
+        float *d1 = tc_zeros(nx), *d2 = tc_zeros(nx), *d3 = tc_zeros(nx);
+        tr_relu_inplace(px, nx);                /* the pool's input is a ReLU's output */
+        tr_maxpool2d_forward(y, px, &l, n);
+        tr_maxpool2d_backward(d1, dy, px, y, &l, n);
+        tr_relu_backward(d2, d1, px, nx);
+        tr_maxpool2d_relu_backward(d3, dy, px, y, &l, n);
+        TH_CHECK(memcmp(d2, d3, nx * 4) == 0, "pool k%u s%u + ReLU backward fused == separate",
+                 l.d.kernel, l.d.stride);
+        free(px); free(dy); free(y); free(d1); free(d2); free(d3);
+    }
+}
+
 static void model_case(unsigned batch, unsigned n)
 {
     static uint8_t a1[16u << 20] TR_ARENA_ALIGNED, a2[16u << 20] TR_ARENA_ALIGNED;
@@ -189,6 +228,7 @@ int main(void)
     pool_case(2, 3, 7, 9);
     pool_case(1, 2, 14, 14);
     pool_case(2, 5, 5, 34);
+    fused_cases();
     model_case(6, 6);
     model_case(8, 5);
     return th_report("core_fast");
