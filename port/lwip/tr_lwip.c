@@ -410,6 +410,11 @@ static int start_listen(struct tr_lwip *lw)
     return 0;
 }
 
+size_t tr_lwip_rx_size(void)
+{
+    return 2u * (size_t)TCP_WND;
+}
+
 int tr_lwip_init(struct tr_lwip *lw, const struct tr_lwip_config *cfg)
 {
     size_t half;

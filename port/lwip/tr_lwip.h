@@ -70,6 +70,11 @@ struct tr_lwip_config {
 /* Smallest ring per link tr_lwip_init accepts. */
 #define TR_LWIP_RX_MIN 256u
 
+/* Bytes of rx_mem to give tr_lwip_init for this lwipopts.h: a ring of one
+ * TCP window per link, so received pbufs never wait in the port (ask first,
+ * then pass the memory). Less works, down to 2 * TR_LWIP_RX_MIN. */
+size_t tr_lwip_rx_size(void);
+
 /* One TCP connection to a neighbour (or a candidate on the listener). */
 struct tr_lwip_link {
     struct tr_lwip *owner;        /* back pointer (tcp_arg of the pcb) */

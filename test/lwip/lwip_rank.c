@@ -117,7 +117,7 @@ int main(int argc, char **argv)
     const char *tapname = NULL, *ip = NULL, *mask = "255.255.255.0";
     struct tr_lwip_config lc;
     uint32_t connect_ms = 20000;
-    size_t rx = sizeof rx_rings;
+    size_t rx = tr_lwip_rx_size();   /* ask first; --rx overrides (tests) */
     uint8_t mac[6] = { 0x02, 0x74, 0x72, 0x00, 0x00, 0x00 };   /* locally administered */
     int i, n = 0, rc, code;
 

@@ -7,6 +7,7 @@
 
 #include "lwip/init.h"
 #include "lwip/err.h"
+#include "lwip/opt.h"
 
 #include "tinyring.h"
 #include "tr_lwip.h"
@@ -75,6 +76,8 @@ int main(void)
         TH_CHECK(tp->send(tp->ctx, TR_RIGHT, buf, sizeof buf) == TR_ERR_CLOSED,
                  "send before connect is not CLOSED");
         TH_CHECK(tp->send(tp->ctx, 2, buf, sizeof buf) == TR_ERR_INVAL, "peer 2 accepted");
+        TH_CHECK(tr_lwip_rx_size() == 2u * TCP_WND && tr_lwip_rx_size() >= 2 * TR_LWIP_RX_MIN,
+                 "rx size query %zu", tr_lwip_rx_size());
         c.rx_mem_size = sizeof rx - 1;
         TH_CHECK(tr_lwip_init(&lw, &c) == TR_ERR_NOMEM, "small rx rings accepted");
         c.rx_mem_size = sizeof rx;
