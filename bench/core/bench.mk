@@ -8,6 +8,6 @@ $(CORE_BENCH): bench/core/bench_core.c $(BUILD)/libtinyring.a $(CORE_HDRS)
 
 .PHONY: bench-core
 bench-core: $(CORE_BENCH)
-	@bash bench/core/run.sh $(CORE_BENCH) 100 3 20
+	@bash bench/core/run.sh $(CORE_BENCH) 100 5 10
 
 BENCH_TARGETS += bench-core

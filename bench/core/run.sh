@@ -11,8 +11,8 @@ best_c=0; best_t=0; have_torch=1
 if ! [ -x "$py" ] || ! "$py" -c 'import torch' 2>/dev/null; then
   have_torch=0; echo "torch: SKIP (python3-torch not installed; no side-by-side ratio)"
 fi
-# per-layer table once (taskset keeps it on one core when available)
-pin=""; command -v taskset >/dev/null && pin="taskset -c 0"
+# per-layer table once
+pin=""   # unpinned: on a shared machine the scheduler finds the idler core
 timeout 300 $pin "$bin" "$batch" "$steps" | grep -v '^step_samples_per_s'
 for r in $(seq 1 "$rounds"); do
   c=$(timeout 300 $pin "$bin" "$batch" "$steps" | awk '/^step_samples_per_s/{print $2}')
