@@ -4,13 +4,13 @@
 # (../shared/bench/torch_seed002.py: DDP, and per-parameter all_reduce) on
 # the same data, batch 100 per rank, lr 0.001, momentum 0.9, one epoch each,
 # with the test accuracy after that epoch. Prints a table and the ratio.
-# Usage: bench_train.sh BUILD_DIR   (env: STEPS=150 steps per timed run, ROUNDS=3 runs)
+# Usage: bench_train.sh BUILD_DIR   (env: STEPS=150 steps per timed run, ROUNDS=2 runs)
 set -u
 here=$(cd "$(dirname "$0")/../.." && pwd)
 B=${1:-build}
 MR=$B/mnist_ring
 STEPS=${STEPS:-150}
-ROUNDS=${ROUNDS:-3}
+ROUNDS=${ROUNDS:-2}
 PEER=${TORCH_PEER:-$here/../shared/bench/torch_seed002.py}
 data=$(bash "$here/tools/get-data.sh") || exit 1
 T=$(mktemp -d /tmp/tr_bench_train.XXXXXX)
