@@ -165,7 +165,18 @@ BOARD_HOST_TOOLS := $(BOARD_OUT)/host_train $(BOARD_OUT)/gen_cfg $(BOARD_OUT)/ho
 board-cycles: $(BOARD_OUT)/host_train $(BOARD_OUT)/hello.elf
 	@BUILD=$(BUILD) BOARD_OUT=$(BOARD_OUT) BOARD_QEMU=$(BOARD_QEMU) bash $(BOARD_DIR)/cycles.sh
 
-.PHONY: test-board cross-board board-images board-cycles
+# the ring again with a small board's lwIP (MSS 536, 2-segment window and
+# send buffer), built into $(BUILD)/board-small: RAM it needs and that it works
+BOARD_SMALL_LWIP := -DTCP_MSS=536 '-DTCP_WND=(2*TCP_MSS)' '-DTCP_SND_BUF=(2*TCP_MSS)'
+board-ring-small:
+	@$(MAKE) --no-print-directory -s BOARD_OUT=$(BUILD)/board-small \
+	  "BOARD_LWIP_DEFS=$(BOARD_SMALL_LWIP)" $(BUILD)/board-small/ring.elf \
+	  $(BUILD)/board-small/host_rank $(BUILD)/board-small/host_train $(BUILD)/board-small/gen_cfg
+	@BUILD=$(BUILD) BOARD_OUT=$(BUILD)/board-small BOARD_QEMU=$(BOARD_QEMU) bash test/board/ring.sh
+	@BUILD=$(BUILD) BOARD_OUT=$(BUILD)/board-small BOARD_SIZE=$(BOARD_SIZE) bash $(BOARD_DIR)/sizes.sh \
+	  | sed -n '/ring.elf RAM/,/total/p'
+
+.PHONY: test-board cross-board board-images board-cycles board-ring-small
 board-images: $(BOARD_IMAGES)
 
 test-board: $(BOARD_IMAGES) $(BOARD_HOST_TOOLS)
