@@ -80,13 +80,13 @@ done
 # them at the next call, or every one of these would wait ~200 ms.
 s0=$SECONDS; job bar300 4 barrier --iters 300
 check "300 barriers N=4" all_ok bar300 4
-check "300 barriers N=4 take under 4 s (took $((SECONDS - s0)) s)" test $((SECONDS - s0)) -lt 4
+check "300 barriers N=4 take under 15 s, not 300 x 200 ms (took $((SECONDS - s0)) s)" test $((SECONDS - s0)) -lt 15
 s0=$SECONDS; job zero300 3 allreduce --algo rb --count 0 --iters 300
 check "300 reduce+bcast allreduces of 0 floats N=3" all_ok zero300 3
-check "... take under 4 s (took $((SECONDS - s0)) s)" test $((SECONDS - s0)) -lt 4
+check "... take under 15 s (took $((SECONDS - s0)) s)" test $((SECONDS - s0)) -lt 15
 s0=$SECONDS; job bc300 3 bcast --count 3 --root 1 --iters 300
 check "300 broadcasts of 3 floats N=3" all_ok bc300 3
-check "... take under 4 s (took $((SECONDS - s0)) s)" test $((SECONDS - s0)) -lt 4
+check "... take under 15 s (took $((SECONDS - s0)) s)" test $((SECONDS - s0)) -lt 15
 echo "test-posix: collectives done in $((SECONDS - t0)) s"
 
 # --- env:// (torchrun, Open MPI and Slurm variables) ------------------------
