@@ -142,6 +142,11 @@ fault_case down LLL 2 down
 check "interface down: the rank itself reports its link unreachable" \
   grep -q "no route\|unreach\|interface down" "$LOG/down.2.out"
 fault_case kill LLL 1 kill
+# a POSIX rank killed in a mixed ring: its kernel resets the connections, so
+# the lwIP neighbours see the link close (tcp_err / FIN) rather than a timeout
+fault_case killmix PLPL 2 kill
+check "killmix: the lwIP neighbours report the closed link" \
+  grep -q "peer closed the connection (phase .*peer rank 2" "$LOG/killmix.1.out" "$LOG/killmix.3.out"
 
 echo "lwip: done in $SECONDS s"
 report "$SUITE"
