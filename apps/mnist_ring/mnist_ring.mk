@@ -22,6 +22,10 @@ $(BUILD)/test/app/gen_idx: test/app/gen_idx.c
 	@mkdir -p $(dir $@)
 	$(CC) $(HOST_CFLAGS) -o $@ $< -lz -lm
 
+$(BUILD)/test/app/free_port: test/app/free_port.c
+	@mkdir -p $(dir $@)
+	$(CC) $(HOST_CFLAGS) -o $@ $<
+
 .PHONY: run test-app bench-train plot mnist_ring
 mnist_ring: $(BUILD)/mnist_ring
 TEST_TARGETS  += test-app
@@ -40,10 +44,10 @@ plot: $(BUILD)/mnist_ring
 	$(BUILD)/mnist_ring --plot-from $(RUN_DIR)/metrics.csv --plot $(RUN_DIR)/curves.png
 	@echo "plot: $(RUN_DIR)/curves.png"
 
-test-app: $(BUILD)/mnist_ring $(BUILD)/test/app/test_app_units $(BUILD)/test/app/gen_idx
+test-app: $(BUILD)/mnist_ring $(BUILD)/test/app/test_app_units $(BUILD)/test/app/gen_idx $(BUILD)/test/app/free_port
 	@mkdir -p $(TR_RESULTS)
 	$(BUILD)/test/app/test_app_units
-	bash test/app/test_app.sh $(BUILD)
+	timeout 600 bash test/app/test_app.sh $(BUILD)
 
 bench-train: $(BUILD)/mnist_ring
 	bash bench/train/bench_train.sh $(BUILD)

@@ -504,9 +504,13 @@ int mr_train_rank(const struct mr_args *a, const struct mr_dataset *train,
                 if (due && k + 1 < r.smp.steps) {
                     double el = now - t_start;
                     unsigned done = k + 1 - k0;
+                    /* ETA of the whole run, at this epoch's pace */
+                    uint64_t left = (uint64_t)(r.smp.steps - k - 1) +
+                                    (uint64_t)(a->epochs - epoch - 1) * r.smp.steps;
+                    if (a->max_steps && left > a->max_steps - gstep)
+                        left = a->max_steps - gstep;
                     mr_progress(epoch + 1, a->epochs, k + 1, r.smp.steps, loss_sum / seen,
-                                (double)seen * r.world / el,
-                                el / done * (r.smp.steps - k - 1));
+                                (double)seen * r.world / el, el / done * (double)left);
                     t_last = now;
                     if (!tty)
                         while (qmark < 4 && (k + 1) * 4 >= qmark * r.smp.steps)

@@ -17,7 +17,7 @@ $GEN "$T/raw" 600 100 7 raw && $GEN "$T/gz" 600 100 7 gz && $GEN "$T/tv/MNIST/ra
   { fail "generate data"; report app; exit 1; }
 D="$T/gz"
 
-free_port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+free_port() { "$B/test/app/free_port"; }
 
 # hashes FILE RANKS STEPS: every step has exactly RANKS equal hashes, steps 1..STEPS all present
 hashes_agree() {
