@@ -73,10 +73,16 @@ $(BOARD_OUT)/gen_cfg: $(BOARD_DIR)/gen_cfg.c $(BUILD)/libtinyring.a $(CORE_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(HOST_CFLAGS) -o $@ $< $(BUILD)/libtinyring.a
 
-$(BOARD_OUT)/board_cfg.h: $(BOARD_OUT)/gen_cfg $(BOARD_DIR)/board.mk
-	$(BOARD_OUT)/gen_cfg header TRAIN $(BOARD_TRAIN_C1) $(BOARD_TRAIN_C2) $(BOARD_TRAIN_BATCH) \
+# regenerated on every make (the variables may come from the command line),
+# replaced only when it changes, so nothing rebuilds needlessly
+$(BOARD_OUT)/board_cfg.h: $(BOARD_OUT)/gen_cfg board-cfg-force
+	@$(BOARD_OUT)/gen_cfg header TRAIN $(BOARD_TRAIN_C1) $(BOARD_TRAIN_C2) $(BOARD_TRAIN_BATCH) \
 	  RING $(BOARD_RING_C1) $(BOARD_RING_C2) $(BOARD_RING_BATCH) $(BOARD_RING_WORLD) \
-	  $(BOARD_RING_SEGMENT) > $@.tmp && mv $@.tmp $@
+	  $(BOARD_RING_SEGMENT) > $@.tmp
+	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; echo "board: $@ updated"; fi
+
+.PHONY: board-cfg-force
+board-cfg-force:
 
 $(BOARD_OUT)/bsp/train_main.o: $(BOARD_OUT)/board_cfg.h
 
