@@ -37,7 +37,8 @@ void tr_conv2d_backward(float *dx, float *dw, float *db, const float *dy,
                         const float *x, const float *w,
                         const struct tr_layer *l, unsigned n, float *scratch);
 /* Floats of scratch the fast conv kernels need for this layer:
- * col (IC*KH*KW, OH*OW), dy^T (OH*OW, OC), dw^T and w^T (IC*KH*KW, OC). */
+ * col (IC*KH*KW, OH*OW), dy^T (OH*OW, OC), dw^T and w^T (IC*KH*KW, OC),
+ * column masks (KW, OH*OW) for stride-1 "same" convolutions. */
 size_t tr_conv2d_scratch_floats(const struct tr_layer *l);
 
 /* BatchNorm2d, eps 1e-5, momentum 0.1. gb = gamma (C) then beta (C);
