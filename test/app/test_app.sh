@@ -30,6 +30,18 @@ first_loss() { awk '$1=="epoch" && $3=="loss" { print $4; exit }' "$1"; }
 last_loss() { awk '$1=="epoch" && $3=="loss" { l=$4 } END { print l }' "$1"; }
 falls() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(b < a) }'; }
 
+# --- command line: mistakes are exit status 2 with a message
+"$MR" --bogus >/dev/null 2>"$T/a1.err"; st=$?
+check "unknown flag: exit 2 (got $st) naming it" test $st -eq 2 -a -n "$(grep -- '--bogus' "$T/a1.err")"
+"$MR" --resume >/dev/null 2>"$T/a2.err"; st=$?
+check "--resume without --checkpoint: exit 2 (got $st)" test $st -eq 2 -a -n "$(grep 'needs --checkpoint' "$T/a2.err")"
+"$MR" --allreduce tree >/dev/null 2>"$T/a3.err"; st=$?
+check "--allreduce tree: exit 2 (got $st)" test $st -eq 2 -a -n "$(grep 'ring, chain or reduce-bcast' "$T/a3.err")"
+"$MR" --init-method tcp://127.0.0.1:1 --rank 2 --world-size 2 >/dev/null 2>"$T/a4.err"; st=$?
+check "--rank outside the world: exit 2 (got $st)" test $st -eq 2
+"$MR" --help | grep -q -- "--init-method URL"
+check "--help lists the flags" test $? -eq 0
+
 # --- 1, 2, 4 ranks: identical params on every rank after every step; loss falls
 for n in 1 2 4; do
   out="$T/r$n.out"; err="$T/r$n.err"
@@ -129,7 +141,7 @@ $TO 60 "$MR" --data "$T/big" --epochs 20 --quiet --debug-param-hash --timeout 20
    --init-method tcp://127.0.0.1:$port --rank 1 --world-size 2 >/dev/null 2>"$T/k1.err" &
 p1=$!
 for _ in $(seq 50); do r1=$(pgrep -P $p1); [ -n "$r1" ] && break; sleep 0.1; done   # mnist_ring under timeout
-for _ in $(seq 100); do grep -q "param-hash rank 1 step 3 " "$T/k1.err" 2>/dev/null && break; sleep 0.1; done
+for _ in $(seq 300); do grep -q "param-hash rank 1 step 3 " "$T/k1.err" 2>/dev/null && break; sleep 0.1; done
 check "tcp:// ranks train (step 3 reached)" grep -q "param-hash rank 1 step 3 " "$T/k1.err"
 t0=$(date +%s)
 kill -9 $r1 2>/dev/null; wait $p1 2>/dev/null
@@ -141,7 +153,7 @@ check "killed rank 1: rank 0 says which collective failed and why" grep -Eq "ran
 # --- --nproc with a failing child: named, others stopped
 $TO 60 "$MR" --data "$T/big" --nproc 3 --epochs 20 --quiet --debug-param-hash >/dev/null 2>"$T/np.err" &
 pl=$!
-for _ in $(seq 100); do grep -q "param-hash rank 2 step 2 " "$T/np.err" 2>/dev/null && break; sleep 0.1; done
+for _ in $(seq 300); do grep -q "param-hash rank 2 step 2 " "$T/np.err" 2>/dev/null && break; sleep 0.1; done
 launcher=$(pgrep -P $pl)   # mnist_ring under timeout; its children are the ranks
 kids=$(pgrep -P $launcher | tr '\n' ' ')
 victim=$(echo $kids | cut -d' ' -f2)   # the second child forked: rank 1
