@@ -56,9 +56,13 @@ struct tr_layer {
     uint16_t out_c, out_h, out_w;  /* per-sample output shape */
     size_t   p_off, p_len;         /* floats at params+p_off (weights then bias) */
     size_t   b_off, b_len;         /* floats at buffers+b_off (BN: mean then var) */
-    float   *out;                  /* (batch, out_c, out_h, out_w) forward output */
-    float   *save;                 /* what backward needs beyond in/out (BN: xhat,
-                                    * mean, invstd; maxpool: argmax); or NULL */
+    float   *out;                  /* (batch, out_c, out_h, out_w) forward output;
+                                    * FLATTEN, and a ReLU after conv/BN/linear,
+                                    * alias the previous layer's out */
+    float   *save;                 /* what backward needs beyond in/out: BN the
+                                    * batch mean (C) then invstd (C), xhat is
+                                    * recomputed; NULL for the others (max-pool
+                                    * finds its argmax again from in and out) */
 };
 
 struct tr_model {
