@@ -184,6 +184,16 @@ else
   fail "mpirun not installed (openmpi-bin)"
 fi
 
+# --- tcp:// by hand, one process per rank, ring links on --iface lo
+port=$(free_port)
+for r in 0 1; do
+  $TO 60 "$MR" --data "$D" --epochs 1 --quiet --debug-param-hash --iface lo --job-token t1 \
+     --init-method tcp://127.0.0.1:$port --rank $r --world-size 2 >/dev/null 2>"$T/if$r.err" &
+done
+wait
+check "tcp:// --iface lo: both ranks finish with the same model" \
+  test -n "$(final_of "$T/if0.err")" -a "$(awk '$1=="final-hash" {print $5,$7}' "$T/if0.err" "$T/if1.err" | sort -u | wc -l)" -eq 1
+
 # --- allreduce algorithms: all give identical params across ranks, and learn
 for algo in chain reduce-bcast; do
   $TO 60 "$MR" --data "$D" --nproc 3 --epochs 2 --lr 0.01 --allreduce $algo --debug-param-hash --quiet >"$T/$algo.out" 2>"$T/$algo.err"
