@@ -150,6 +150,19 @@ check "killed rank 1: rank 0 exits non-zero (got $st), not by the timeout" test 
 check "killed rank 1: rank 0 stopped within 10 s ($((t1 - t0)) s)" test $((t1 - t0)) -le 10
 check "killed rank 1: rank 0 says which collective failed and why" grep -Eq "rank 0: gradient allreduce failed: .*(closed|reset|timeout|time)" "$T/k0.err"
 
+# --- a crash (SIGKILL of every process) mid-run, then --resume: still bit for bit
+crash=(--data "$T/big" --nproc 2 --epochs 2 --lr 0.01 --seed 11 --checkpoint-every 4 --quiet)
+$TO 120 "$MR" "${crash[@]}" --checkpoint "$T/cr-ref.ck" --save-model "$T/cr-ref.trm" >/dev/null 2>&1
+$TO 120 "$MR" "${crash[@]}" --checkpoint "$T/cr.ck" --debug-param-hash >/dev/null 2>"$T/cr.err" &
+pc=$!
+for _ in $(seq 300); do grep -q "param-hash rank 0 step 23 " "$T/cr.err" 2>/dev/null && break; sleep 0.05; done
+launcher=$(pgrep -P $pc); kids=$(pgrep -P "$launcher" | tr '\n' ' ')
+kill -9 $kids $launcher 2>/dev/null; wait $pc 2>/dev/null
+check "crash: killed before the end (no model yet)" test ! -e "$T/cr.trm" -a -e "$T/cr.ck"
+$TO 120 "$MR" "${crash[@]}" --checkpoint "$T/cr.ck" --resume --save-model "$T/cr.trm" >"$T/cr2.out" 2>&1
+check "crash: resumed from a checkpoint mid-run" grep -q "resuming from" "$T/cr2.out"
+check "crash: resumed model == uninterrupted model, byte for byte" cmp -s "$T/cr-ref.trm" "$T/cr.trm"
+
 # --- --nproc with a failing child: named, others stopped
 $TO 60 "$MR" --data "$T/big" --nproc 3 --epochs 20 --quiet --debug-param-hash >/dev/null 2>"$T/np.err" &
 pl=$!
