@@ -223,6 +223,10 @@ int tr_posix_pick_local(struct tr_posix_plan *pl, const struct tr_posix_config *
             return 0;
         }
     }
+    /* Rank 0: its own address as seen from the others is the one they reach
+     * the master at, which may differ per rank (and a host name may resolve
+     * to 127.0.1.1 locally): listen everywhere, answer per connection. */
+    pl->any_addr = pl->rank == 0;
     if (route_addr(pl->master_addr, pl->master_port, &pl->local_addr) < 0)
         return tr_posix_fail(err, errlen, TR_ERR_UNREACH,
                              "no local address routes to the master");

@@ -28,6 +28,9 @@ struct tr_posix_plan {
     uint32_t master_addr;          /* network order */
     uint16_t master_port;
     uint32_t local_addr;           /* chosen listening address, 0 = not yet */
+    int      any_addr;             /* rank 0 without iface/addr: listen on every
+                                    * address; each rank is told the address it
+                                    * reached the master at (see rdv finish) */
     uint16_t listen_port;
     uint64_t token;
     uint32_t connect_ms, join_ms, handshake_ms;

@@ -34,7 +34,7 @@ int tr_posix_listen_open(const struct tr_posix_plan *pl, int *fd, uint16_t *port
     tr_posix_link_opts(s, pl->sndbuf, pl->rcvbuf);
     memset(&sa, 0, sizeof sa);
     sa.sin_family = AF_INET;
-    sa.sin_addr.s_addr = pl->local_addr;
+    sa.sin_addr.s_addr = pl->any_addr ? htonl(INADDR_ANY) : pl->local_addr;
     sa.sin_port = htons(pl->listen_port);
     if (bind(s, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(s, 64) < 0 ||
         getsockname(s, (struct sockaddr *)&sa, &len) < 0) {

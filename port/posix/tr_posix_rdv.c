@@ -87,14 +87,22 @@ static void answer(int fd, int status, uint32_t world, uint32_t why,
                       tr_posix_clock_ms() + handshake_ms);
 }
 
-/* Close every connection; registered ranks first get the answer. */
+/* Close every connection; registered ranks first get the answer. With
+ * any_addr, rank 0's entry is the address that rank reached the master at. */
 static void finish(struct conn *c, int nc, int status, uint32_t world, uint32_t why,
-                   const struct tr_posix_peer *table, uint32_t n, uint32_t handshake_ms)
+                   struct tr_posix_peer *table, uint32_t n, uint32_t handshake_ms,
+                   int any_addr)
 {
     int i;
     for (i = 0; i < nc; i++) {
         if (c[i].fd < 0)
             continue;
+        if (any_addr && table && n) {
+            struct sockaddr_in sa;
+            socklen_t len = sizeof sa;
+            if (getsockname(c[i].fd, (struct sockaddr *)&sa, &len) == 0)
+                table[0].addr = sa.sin_addr.s_addr;
+        }
         if (c[i].rank >= 0)
             answer(c[i].fd, status, world, why, table, n, handshake_ms);
         tr_posix_close_fd(&c[i].fd);
@@ -173,7 +181,7 @@ int tr_posix_master_serve(const struct tr_posix_plan *pl, int master_fd,
             char miss[256];
             list_missing(miss, sizeof miss, table, pl->world);
             finish(c, nc, TR_ERR_TIMEOUT, (uint32_t)pl->world, TR_POSIX_WHY_MISSING, table,
-                   (uint32_t)pl->world, pl->handshake_ms);
+                   (uint32_t)pl->world, pl->handshake_ms, pl->any_addr);
             return tr_posix_fail(err, errlen, TR_ERR_TIMEOUT,
                                  "rendezvous: rank(s) %s never joined within %u ms", miss,
                                  pl->join_ms);
@@ -195,7 +203,7 @@ int tr_posix_master_serve(const struct tr_posix_plan *pl, int master_fd,
         }
         rc = poll(pf, (nfds_t)np, wait);
         if (rc < 0 && errno != EINTR) {
-            finish(c, nc, TR_ERR_IO, (uint32_t)pl->world, 0, NULL, 0, pl->handshake_ms);
+            finish(c, nc, TR_ERR_IO, (uint32_t)pl->world, 0, NULL, 0, pl->handshake_ms, 0);
             return tr_posix_fail(err, errlen, TR_ERR_IO, "master: poll: %s", strerror(errno));
         }
         if (rc <= 0)
@@ -236,7 +244,7 @@ int tr_posix_master_serve(const struct tr_posix_plan *pl, int master_fd,
             if (rc < 0) {
                 answer(k->fd, rc, (uint32_t)pl->world, why, NULL, 0, pl->handshake_ms);
                 tr_posix_close_fd(&k->fd);
-                finish(c, nc, rc, (uint32_t)pl->world, why, NULL, 0, pl->handshake_ms);
+                finish(c, nc, rc, (uint32_t)pl->world, why, NULL, 0, pl->handshake_ms, 0);
                 return rc;
             }
             if (rc > 0)
@@ -262,7 +270,8 @@ int tr_posix_master_serve(const struct tr_posix_plan *pl, int master_fd,
             }
         }
     }
-    finish(c, nc, 0, (uint32_t)pl->world, 0, table, (uint32_t)pl->world, pl->handshake_ms);
+    finish(c, nc, 0, (uint32_t)pl->world, 0, table, (uint32_t)pl->world, pl->handshake_ms,
+           pl->any_addr);
     return 0;
 }
 

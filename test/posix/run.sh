@@ -127,6 +127,9 @@ start ifc 0 --init tcp://127.0.0.1:$p --world 3 --iface lo allreduce --count 100
 start ifc 1 --init tcp://127.0.0.1:$p --world 3 --addr 127.0.0.2 allreduce --count 1000
 start ifc 2 --init tcp://127.0.0.1:$p --world 3 allreduce --count 1000; wait
 check "--iface lo, --addr 127.0.0.2 and the default address in one job" all_ok ifc 3
+p=$(port)
+for r in 0 1 2; do start m3 $r --init tcp://127.0.0.3:$p --world 3 allreduce --count 1000; done; wait
+check "master on 127.0.0.3: rank 0 is announced at the address the others reached it at" all_ok m3 3
 start ifn 0 --init tcp://127.0.0.1:$(port) --world 2 --iface tr-no-such-if none; wait
 check "unknown interface: clear error" rank_fails ifn 0 22 "tr-no-such-if"
 
