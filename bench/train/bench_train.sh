@@ -34,8 +34,7 @@ ours() {  # ours N -> samples/s of one run
   sps "$T/o.out"
 }
 for n in 1 4; do
-  v=$(for r in $(seq $ROUNDS); do ours $n; done | best)
-  printf '%-40s %5d %11s %9s\n' "mnist_ring ring" $n "$v" "-"
+  eval "o$n=\$(for r in \$(seq $ROUNDS); do ours $n; done | best)"
 done
 
 have_torch=0
@@ -62,7 +61,10 @@ for r in $(seq $ROUNDS); do
   fi
 done
 o2=$(best <"$T/o2")
-printf '%-40s %5d %11s %9s\n' "mnist_ring ring" 2 "$o2" "-"
+for n in 1 2 4; do
+  eval "v=\$o$n"
+  printf '%-40s %5d %11s %9s\n' "mnist_ring ring" $n "$v" "-"
+done
 timeout 600 "$MR" --data "$data" --nproc 2 --epochs 1 --quiet >"$T/e2.out" 2>&1 ||
   echo "mnist_ring 1 epoch failed: $(tail -2 "$T/e2.out")"
 ours_acc=$(acc "$T/e2.out")
