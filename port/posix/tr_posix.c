@@ -19,11 +19,11 @@ void tr_posix_config_default(struct tr_posix_config *cfg)
 
 uint64_t tr_posix_token(const char *s)
 {
-    uint64_t h = 1469598103934665603ull;          /* FNV-1a 64 */
+    uint64_t h = 0xcbf29ce484222325ull;           /* FNV-1a 64 offset basis */
     if (s)
         for (; *s; s++) {
             h ^= (uint8_t)*s;
-            h *= 1099511628211ull;
+            h *= 0x100000001b3ull;                /* FNV 64 prime */
         }
     return h ? h : 1;
 }

@@ -77,10 +77,10 @@ static int hold(int port, int secs)
 static uint64_t fnv(const void *p, size_t n)
 {
     const uint8_t *b = p;
-    uint64_t h = 1469598103934665603ull;
+    uint64_t h = 0xcbf29ce484222325ull;
     while (n--) {
         h ^= *b++;
-        h *= 1099511628211ull;
+        h *= 0x100000001b3ull;
     }
     return h;
 }

@@ -1,0 +1,226 @@
+/* tinyring: unit tests of the POSIX port's pieces that need no second
+ * process: the rendezvous/link message encoders and their validation, the
+ * job token, init-method and environment parsing, interface lookup, and the
+ * transport on a socketpair (partial reads, EOF, a peer gone, poll bits). */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "tr_error.h"
+#include "tr_posix.h"
+#include "tr_posix_int.h"
+
+static void clear_env(void)
+{
+    static const char *const v[] = { "RANK", "WORLD_SIZE", "OMPI_COMM_WORLD_RANK",
+                                     "OMPI_COMM_WORLD_SIZE", "SLURM_PROCID", "SLURM_NTASKS",
+                                     "PMI_RANK", "PMI_SIZE", "MASTER_ADDR", "MASTER_PORT", NULL };
+    int i;
+    for (i = 0; v[i]; i++)
+        unsetenv(v[i]);
+}
+
+static void test_wire(void)
+{
+    struct tr_posix_intro a, b;
+    struct tr_posix_peer tab[3] = { { 0x0100007fu, 1000 }, { 0x0200007fu, 0 }, { 0x0300007fu, 65535 } };
+    struct tr_posix_peer e;
+    uint8_t reg[TR_POSIX_REG_BYTES], link[TR_POSIX_LINK_BYTES], ans[TR_POSIX_ANS_BYTES + 24];
+    int status;
+    uint32_t world, why, n, i;
+
+    memset(&a, 0, sizeof a);
+    a.version = TR_POSIX_VERSION;
+    a.token = 0x0123456789abcdefull;
+    a.rank = 7;
+    a.world = 9;
+    a.addr = 0x0401a8c0u;          /* 192.168.1.4 in network order */
+    a.port = 40001;
+    tr_posix_put_reg(reg, &a);
+    TH_CHECK(memcmp(reg, "TRR1", 4) == 0, "registration magic");
+    TH_CHECK(reg[8] == 0xef && reg[15] == 0x01, "token little-endian");
+    TH_CHECK(reg[24] == 0xc0 && reg[27] == 0x04, "address in network order");
+    TH_CHECK(tr_posix_get_reg(&b, reg) == 0 && b.token == a.token && b.rank == 7 &&
+             b.world == 9 && b.addr == a.addr && b.port == 40001, "registration round trip");
+    reg[29] = 0; reg[28] = 0;
+    TH_CHECK(tr_posix_get_reg(&b, reg) == TR_ERR_PROTO, "port 0 refused");
+    tr_posix_put_reg(reg, &a);
+    reg[31] = 1;
+    TH_CHECK(tr_posix_get_reg(&b, reg) == TR_ERR_PROTO, "reserved bytes must be 0");
+    tr_posix_put_reg(reg, &a);
+    reg[0] = 'X';
+    TH_CHECK(tr_posix_get_reg(&b, reg) == TR_ERR_PROTO, "bad magic refused");
+
+    tr_posix_put_link(link, &a);
+    TH_CHECK(memcmp(link, "TRL1", 4) == 0, "link magic");
+    TH_CHECK(tr_posix_get_link(&b, link) == 0 && b.rank == 7 && b.token == a.token,
+             "link hello round trip");
+    memset(reg, 0, sizeof reg);
+    memcpy(reg, link, sizeof link);
+    TH_CHECK(tr_posix_get_reg(&b, reg) == TR_ERR_PROTO, "a link hello is not a registration");
+
+    tr_posix_put_ans(ans, 0, 3, 0, tab, 3);
+    TH_CHECK(tr_posix_get_ans_head(ans, &status, &world, &why, &n) == 0 && status == 0 &&
+             world == 3 && n == 3, "answer head round trip");
+    for (i = 0; i < 3; i++) {
+        tr_posix_get_ans_entry(ans + TR_POSIX_ANS_BYTES + 8 * i, &e);
+        TH_CHECK(e.addr == tab[i].addr && e.port == tab[i].port, "table entry %u", i);
+    }
+    tr_posix_put_ans(ans, TR_ERR_MISMATCH, 4, TR_POSIX_WHY_WORLD, NULL, 0);
+    TH_CHECK(tr_posix_get_ans_head(ans, &status, &world, &why, &n) == 0 &&
+             status == TR_ERR_MISMATCH && why == TR_POSIX_WHY_WORLD && n == 0, "refusal head");
+    tr_posix_put_u32(ans + 16, TR_POSIX_MAX_WORLD + 1);
+    TH_CHECK(tr_posix_get_ans_head(ans, &status, &world, &why, &n) == TR_ERR_PROTO,
+             "oversized table refused");
+    tr_posix_put_ans(ans, 5, 4, 0, NULL, 0);
+    TH_CHECK(tr_posix_get_ans_head(ans, &status, &world, &why, &n) == TR_ERR_PROTO,
+             "positive status refused");
+}
+
+static void test_token(void)
+{
+    TH_CHECK(tr_posix_token("a") != tr_posix_token("b"), "tokens differ");
+    TH_CHECK(tr_posix_token("job-1") == tr_posix_token("job-1"), "token is stable");
+    TH_CHECK(tr_posix_token(NULL) == tr_posix_token(""), "NULL is the empty token");
+    TH_CHECK(tr_posix_token("") != 0, "never 0");
+    /* FNV-1a 64 of "a" (published test vector) */
+    TH_CHECK(tr_posix_token("a") == 0xaf63dc4c8601ec8cull, "FNV-1a 64 vector");
+}
+
+static void test_plan(void)
+{
+    struct tr_posix_config c;
+    struct tr_posix_plan pl;
+    char err[256];
+    int r, w;
+
+    tr_posix_config_default(&c);
+    c.init_method = "tcp://127.0.0.1:29511";
+    c.rank = 2;
+    c.world = 4;
+    TH_CHECK(tr_posix_plan_make(&pl, &c, err, sizeof err) == 0 && pl.master_port == 29511 &&
+             pl.master_addr == htonl(0x7f000001u) && pl.connect_ms == 30000 &&
+             pl.join_ms == 60000 && pl.handshake_ms == 3000, "tcp:// plan and defaults");
+    c.init_method = "tcp://localhost:1";
+    TH_CHECK(tr_posix_plan_make(&pl, &c, err, sizeof err) == 0 &&
+             pl.master_addr == htonl(0x7f000001u), "host names resolve");
+    c.init_method = "tcp://127.0.0.1:70000";
+    TH_CHECK(tr_posix_plan_make(&pl, &c, err, sizeof err) == TR_ERR_INVAL &&
+             strstr(err, "port"), "port out of range: %s", err);
+    c.init_method = "tcp://127.0.0.1";
+    TH_CHECK(tr_posix_plan_make(&pl, &c, err, sizeof err) == TR_ERR_INVAL, "no port");
+    c.init_method = "udp://x:1";
+    TH_CHECK(tr_posix_plan_make(&pl, &c, err, sizeof err) == TR_ERR_INVAL &&
+             strstr(err, "unknown init method"), "unknown scheme");
+    c.init_method = "tcp://127.0.0.1:5";
+    c.rank = 4;
+    TH_CHECK(tr_posix_plan_make(&pl, &c, err, sizeof err) == TR_ERR_INVAL &&
+             strstr(err, "rank 4"), "rank >= world: %s", err);
+    c.rank = 0;
+    c.world = TR_POSIX_MAX_WORLD + 1;
+    TH_CHECK(tr_posix_plan_make(&pl, &c, err, sizeof err) == TR_ERR_INVAL, "world too big");
+
+    clear_env();
+    TH_CHECK(tr_posix_env_rank(&r, &w, err, sizeof err) == TR_ERR_INVAL && strstr(err, "RANK"),
+             "no rank in the environment");
+    setenv("OMPI_COMM_WORLD_RANK", "3", 1);
+    setenv("OMPI_COMM_WORLD_SIZE", "5", 1);
+    TH_CHECK(tr_posix_env_rank(&r, &w, err, sizeof err) == 0 && r == 3 && w == 5, "Open MPI");
+    setenv("RANK", "1", 1);
+    setenv("WORLD_SIZE", "2", 1);
+    TH_CHECK(tr_posix_env_rank(&r, &w, err, sizeof err) == 0 && r == 1 && w == 2,
+             "torchrun variables win");
+    clear_env();
+    setenv("SLURM_PROCID", "0", 1);
+    setenv("SLURM_NTASKS", "8", 1);
+    TH_CHECK(tr_posix_env_rank(&r, &w, err, sizeof err) == 0 && r == 0 && w == 8, "Slurm");
+    setenv("SLURM_NTASKS", "8x", 1);
+    TH_CHECK(tr_posix_env_rank(&r, &w, err, sizeof err) == TR_ERR_INVAL &&
+             strstr(err, "SLURM_NTASKS"), "garbage size named: %s", err);
+    setenv("SLURM_NTASKS", "8", 1);
+    c.init_method = "env://";
+    TH_CHECK(tr_posix_plan_make(&pl, &c, err, sizeof err) == TR_ERR_INVAL &&
+             strstr(err, "MASTER_ADDR"), "env:// needs MASTER_ADDR");
+    setenv("MASTER_ADDR", "127.0.0.1", 1);
+    setenv("MASTER_PORT", "29512", 1);
+    TH_CHECK(tr_posix_plan_make(&pl, &c, err, sizeof err) == 0 && pl.rank == 0 &&
+             pl.world == 8 && pl.master_port == 29512, "env:// plan");
+    clear_env();
+
+    c.init_method = "tcp://127.0.0.1:5";
+    c.rank = 0;
+    c.world = 2;
+    tr_posix_plan_make(&pl, &c, err, sizeof err);
+    c.iface = "lo";
+    TH_CHECK(tr_posix_pick_local(&pl, &c, -1, err, sizeof err) == 0 &&
+             pl.local_addr == htonl(0x7f000001u) && !pl.any_addr, "iface lo is 127.0.0.1");
+    c.iface = "tr-none0";
+    TH_CHECK(tr_posix_pick_local(&pl, &c, -1, err, sizeof err) == TR_ERR_INVAL &&
+             strstr(err, "tr-none0"), "unknown interface named");
+    c.iface = NULL;
+    c.addr = "127.0.0.9";
+    TH_CHECK(tr_posix_pick_local(&pl, &c, -1, err, sizeof err) == 0 &&
+             pl.local_addr == htonl(0x7f000009u), "explicit address");
+    c.addr = "not-an-ip";
+    TH_CHECK(tr_posix_pick_local(&pl, &c, -1, err, sizeof err) == TR_ERR_INVAL, "bad address");
+}
+
+static void test_transport(void)
+{
+    struct tr_posix px;
+    struct tr_transport tp;
+    int sv[2], sw[2];
+    char buf[64];
+    long n;
+    int ready;
+
+    TH_CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0 &&
+             socketpair(AF_UNIX, SOCK_STREAM, 0, sw) == 0, "socketpairs");
+    memset(&px, 0, sizeof px);        /* filled by hand, as the board tests do */
+    px.fd[TR_LEFT] = sv[0];
+    px.fd[TR_RIGHT] = sw[0];
+    tr_posix_transport(&px, &tp);
+    TH_CHECK(tp.recv(tp.ctx, TR_LEFT, buf, sizeof buf) == TR_ERR_AGAIN, "nothing yet: AGAIN");
+    TH_CHECK(tp.poll(tp.ctx, TR_POLL_RECV(TR_LEFT), 0) == 0, "poll: nothing readable");
+    TH_CHECK(write(sv[1], "hello", 5) == 5, "peer writes");
+    ready = tp.poll(tp.ctx, TR_POLL_RECV(TR_LEFT) | TR_POLL_RECV(TR_RIGHT), 1000);
+    TH_CHECK(ready == (int)TR_POLL_RECV(TR_LEFT), "poll: left readable only (%d)", ready);
+    n = tp.recv(tp.ctx, TR_LEFT, buf, 3);
+    TH_CHECK(n == 3 && memcmp(buf, "hel", 3) == 0, "partial read");
+    n = tp.recv(tp.ctx, TR_LEFT, buf, sizeof buf);
+    TH_CHECK(n == 2 && memcmp(buf, "lo", 2) == 0, "rest");
+    n = tp.send(tp.ctx, TR_RIGHT, "abc", 3);   /* small: corked, still delivered */
+    TH_CHECK(n == 3, "small send accepted");
+    TH_CHECK(tp.poll(tp.ctx, 0, 0) == 0, "poll with nothing wanted");
+    TH_CHECK(read(sw[1], buf, sizeof buf) == 3 && memcmp(buf, "abc", 3) == 0,
+             "small send arrives");
+    ready = tp.poll(tp.ctx, TR_POLL_SEND(TR_RIGHT), 1000);
+    TH_CHECK(ready == (int)TR_POLL_SEND(TR_RIGHT), "room to write");
+    close(sv[1]);
+    ready = tp.poll(tp.ctx, TR_POLL_RECV(TR_LEFT), 1000);
+    TH_CHECK(ready == (int)TR_POLL_RECV(TR_LEFT), "EOF is readable");
+    TH_CHECK(tp.recv(tp.ctx, TR_LEFT, buf, sizeof buf) == TR_ERR_CLOSED, "EOF: CLOSED");
+    close(sw[1]);
+    n = tp.send(tp.ctx, TR_RIGHT, buf, sizeof buf);
+    TH_CHECK(n == TR_ERR_CLOSED, "send to a closed peer: CLOSED, no SIGPIPE (%ld)", n);
+    TH_CHECK(tp.send(tp.ctx, 5, buf, 1) == TR_ERR_INVAL, "bad peer index");
+    tr_posix_close(&px);
+    TH_CHECK(px.fd[0] == -1 && px.fd[1] == -1, "close resets the fds");
+    tr_posix_close(&px);               /* idempotent */
+}
+
+int main(void)
+{
+    signal(SIGPIPE, SIG_DFL);          /* a SIGPIPE would kill the test: MSG_NOSIGNAL */
+    test_wire();
+    test_token();
+    test_plan();
+    test_transport();
+    return th_report("posix_unit");
+}
