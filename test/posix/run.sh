@@ -205,6 +205,22 @@ start miss 3 --init tcp://127.0.0.1:$p --world 4 --join-ms 1500 none; wait
 check "missing rank: the master names it" rank_fails miss 0 110 "rank(s) 2 never joined"
 check "missing rank: the other ranks name it" rank_fails miss 3 110 "rank(s) 2 never joined"
 
+p=$(port)
+for r in 1 2 3; do start late $r --init tcp://127.0.0.1:$p --world 4 allreduce --count 5000; done
+sleep 1.5          # the others retry until the master is up
+start late 0 --init tcp://127.0.0.1:$p --world 4 allreduce --count 5000; wait
+check "ranks started 1.5 s before the master wait for it" all_ok late 4
+
+p=$(port)
+start mdie 0 --init tcp://127.0.0.1:$p --world 3 none
+start mdie 1 --init tcp://127.0.0.1:$p --world 3 none
+sleep 1
+victim=$(pgrep -f -- "^$NODE --rank 0 --out $T/mdie.0.hash" | head -1)
+[ -n "$victim" ] && kill -9 "$victim"
+wait
+check "the master dies during the rendezvous: the rank says so" \
+  rank_fails mdie 1 104 "closed the connection before answering"
+
 start unr 1 --init tcp://127.0.0.1:$(port) --world 2 --connect-ms 800 none; wait
 check "master unreachable by the deadline: TR_ERR_UNREACH" rank_fails unr 1 113 "not reachable within 800 ms"
 
