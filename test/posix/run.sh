@@ -212,11 +212,10 @@ start late 0 --init tcp://127.0.0.1:$p --world 4 allreduce --count 5000; wait
 check "ranks started 1.5 s before the master wait for it" all_ok late 4
 
 p=$(port)
-start mdie 0 --init tcp://127.0.0.1:$p --world 3 none
+start mdie 0 --init tcp://127.0.0.1:$p --world 3 --pid-file "$T/mdie.pid" none
 start mdie 1 --init tcp://127.0.0.1:$p --world 3 none
 sleep 1
-victim=$(pgrep -f -- "^$NODE --rank 0 --out $T/mdie.0.hash" | head -1)
-[ -n "$victim" ] && kill -9 "$victim"
+kill -9 "$(cat "$T/mdie.pid")"
 wait
 check "the master dies during the rendezvous: the rank says so" \
   rank_fails mdie 1 104 "closed the connection before answering"
@@ -227,12 +226,12 @@ check "master unreachable by the deadline: TR_ERR_UNREACH" rank_fails unr 1 113 
 # --- a rank killed mid-collective ---------------------------------------------
 p=$(port)
 for r in 0 1 2 3; do
-  start kill $r --init tcp://127.0.0.1:$p --world 4 --timeout-ms 5000 allreduce --count 1048576 --iters 1000000
+  start kill $r --init tcp://127.0.0.1:$p --world 4 --timeout-ms 5000 --pid-file "$T/kill.$r.pid" \
+    allreduce --count 1048576 --iters 1000000
 done
 sleep 1.5
-victim=$(pgrep -f -- "^$NODE --rank 2 --out $T/kill.2.hash" | head -1)
 s0=$SECONDS
-[ -n "$victim" ] && kill -9 "$victim"
+kill -9 "$(cat "$T/kill.2.pid")"
 wait
 took=$((SECONDS - s0))
 for r in 0 1 3; do

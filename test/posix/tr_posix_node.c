@@ -16,6 +16,7 @@
  *          --listen-port P --count C --iters K --algo A --root R
  *          --timeout-ms T (collectives) --join-ms J --connect-ms C
  *          --handshake-ms H --segment B --out FILE (hash line; %r = rank)
+ *          --pid-file FILE (this process id, for the kill tests)
  *
  * Exit status: 0 on success, 1 on a wrong result, else -tr_err (e.g. 98
  * port in use, 52 mismatch, 110 timeout, 104 peer closed, 113 unreachable).
@@ -226,6 +227,13 @@ int main(int argc, char **argv)
         else if (!strcmp(k, "--algo")) algo_s = v;
         else if (!strcmp(k, "--root")) root = atoi(v);
         else if (!strcmp(k, "--out")) out = v;
+        else if (!strcmp(k, "--pid-file")) {       /* so the driver can SIGKILL this rank */
+            FILE *f = fopen(v, "w");
+            if (f) {
+                fprintf(f, "%d\n", (int)getpid());
+                fclose(f);
+            }
+        }
         else {
             fprintf(stderr, "unknown option %s\n", k);
             return 2;
