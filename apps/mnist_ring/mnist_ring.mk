@@ -32,7 +32,7 @@ TEST_TARGETS  += test-app
 BENCH_TARGETS += bench-train
 
 RUN_DIR   ?= $(BUILD)/run
-RUN_FLAGS ?= --nproc 4 --epochs 6
+RUN_FLAGS ?= --nproc 4 --epochs 12
 
 # make run: build, get the data, 4 local ranks for about two minutes.
 run: $(BUILD)/mnist_ring
