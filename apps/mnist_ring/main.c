@@ -51,11 +51,24 @@ static void describe(char *b, size_t n, int status)
         snprintf(b, n, "exited with status %d", WEXITSTATUS(status));
 }
 
+/* Marks the child p as gone; returns its rank, or -1 if it is not one. */
+static int reap(pid_t *pids, int n, pid_t p, int *alive)
+{
+    for (int i = 0; i < n; i++) {
+        if (pids[i] == p) {
+            pids[i] = 0;
+            (*alive)--;
+            return i;
+        }
+    }
+    return -1;
+}
+
 /* --nproc: fork N ranks that meet on 127.0.0.1; the first failure stops all. */
 static int launch_local(const struct mr_args *a, const struct mr_dataset *train,
                         const struct mr_dataset *test)
 {
-    pid_t pids[256], parent = getpid();
+    pid_t pids[256], fpid[256], parent = getpid();
     int n = a->nproc, alive = n, failed = 0, port = free_port();
     char url[64], token[128];
 
@@ -89,29 +102,53 @@ static int launch_local(const struct mr_args *a, const struct mr_dataset *train,
             _exit(mr_train_rank(a, train, test, url, i, n, token));
         }
         pids[i] = p;
+        fpid[i] = p;
     }
     while (alive > 0) {
-        int status, r = -1;
+        int status, r;
         pid_t p = waitpid(-1, &status, 0);
         if (p < 0) {
             if (errno == EINTR)
                 continue;
             break;
         }
-        for (int i = 0; i < n; i++)
-            if (pids[i] == p)
-                r = i;
-        if (r < 0)
+        r = reap(pids, n, p, &alive);
+        if (r < 0 || (WIFEXITED(status) && WEXITSTATUS(status) == 0) || failed)
             continue;
-        pids[r] = 0;
-        alive--;
-        if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-            continue;
-        if (!failed) {
+        /* The first failure. Its neighbours fail a moment later (their links
+         * close) and may be reaped first: gather what dies within 300 ms and
+         * blame a rank killed by a signal before one that merely lost a peer. */
+        {
+            int fr[256], fs[256], nf = 0, cause = 0;
             char how[128];
-            describe(how, sizeof how, status);
-            fprintf(stderr, "mnist_ring: rank %d (pid %ld) %s; stopping the other ranks\n", r,
-                    (long)p, how);
+            double end = mr_now() + 0.3;
+            fr[nf] = r;
+            fs[nf++] = status;
+            while (alive > 0 && mr_now() < end) {
+                p = waitpid(-1, &status, WNOHANG);
+                if (p <= 0) {
+                    usleep(10000);
+                    continue;
+                }
+                if ((r = reap(pids, n, p, &alive)) >= 0 &&
+                    !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
+                    fr[nf] = r;
+                    fs[nf++] = status;
+                }
+            }
+            for (int i = nf - 1; i >= 0; i--)
+                if (WIFSIGNALED(fs[i]))
+                    cause = i;
+            describe(how, sizeof how, fs[cause]);
+            fprintf(stderr, "mnist_ring: rank %d (pid %ld) %s; stopping the other ranks\n",
+                    fr[cause], (long)fpid[fr[cause]], how);
+            for (int i = 0; i < nf; i++) {
+                if (i == cause)
+                    continue;
+                describe(how, sizeof how, fs[i]);
+                fprintf(stderr, "mnist_ring: rank %d (pid %ld) %s after that\n", fr[i],
+                        (long)fpid[fr[i]], how);
+            }
             failed = 1;
             for (int i = 0; i < n; i++)
                 if (pids[i] > 0)
