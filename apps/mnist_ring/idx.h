@@ -11,8 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define MR_IMG_H 28
-#define MR_IMG_W 28
+#define MR_IMG_H 28u
+#define MR_IMG_W 28u
 #define MR_IMG_PIXELS (MR_IMG_H * MR_IMG_W)
 
 struct mr_dataset {
