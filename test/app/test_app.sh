@@ -150,6 +150,24 @@ check "killed rank 1: rank 0 exits non-zero (got $st), not by the timeout" test 
 check "killed rank 1: rank 0 stopped within 10 s ($((t1 - t0)) s)" test $((t1 - t0)) -le 10
 check "killed rank 1: rank 0 says which collective failed and why" grep -Eq "rank 0: gradient allreduce failed: .*(closed|reset|timeout|time)" "$T/k0.err"
 
+# --- a frozen rank (SIGSTOP): the others give up after --timeout, with a message
+port=$(free_port)
+$TO 60 "$MR" --data "$T/big" --epochs 20 --quiet --debug-param-hash --timeout 3 \
+   --init-method tcp://127.0.0.1:$port --rank 0 --world-size 2 >/dev/null 2>"$T/s0.err" &
+q0=$!
+$TO 60 "$MR" --data "$T/big" --epochs 20 --quiet --debug-param-hash --timeout 3 \
+   --init-method tcp://127.0.0.1:$port --rank 1 --world-size 2 >/dev/null 2>"$T/s1.err" &
+q1=$!
+for _ in $(seq 50); do s1=$(pgrep -P $q1); [ -n "$s1" ] && break; sleep 0.1; done
+for _ in $(seq 300); do grep -q "param-hash rank 1 step 3 " "$T/s1.err" 2>/dev/null && break; sleep 0.1; done
+t0=$(date +%s)
+kill -STOP $s1
+wait $q0; st=$?; t1=$(date +%s)
+kill -9 $s1 2>/dev/null; wait $q1 2>/dev/null
+check "frozen rank 1: rank 0 exits non-zero (got $st) after about --timeout 3 ($((t1 - t0)) s)" \
+  test $st -ne 0 -a $st -ne 124 -a $((t1 - t0)) -le 15
+check "frozen rank 1: rank 0 reports a timeout" grep -Eiq "rank 0: .* failed: .*(time|timeout)" "$T/s0.err"
+
 # --- a crash (SIGKILL of every process) mid-run, then --resume: still bit for bit
 crash=(--data "$T/big" --nproc 2 --epochs 2 --lr 0.01 --seed 11 --checkpoint-every 4 --quiet)
 $TO 120 "$MR" "${crash[@]}" --checkpoint "$T/cr-ref.ck" --save-model "$T/cr-ref.trm" >/dev/null 2>&1
