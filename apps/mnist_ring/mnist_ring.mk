@@ -37,8 +37,9 @@ RUN_FLAGS ?= --nproc 4 --epochs 12
 # make run: build, get the data, 4 local ranks for about two minutes.
 run: $(BUILD)/mnist_ring
 	@data=$$(bash tools/get-data.sh) || exit 1; mkdir -p $(RUN_DIR); \
-	  set -x; $(BUILD)/mnist_ring --data $$data $(RUN_FLAGS) --metrics $(RUN_DIR)/metrics.csv \
-	    --save-model $(RUN_DIR)/model.trm $$(command -v gnuplot >/dev/null && echo --plot $(RUN_DIR)/curves.png)
+	  plot=; if command -v gnuplot >/dev/null; then plot="--plot $(RUN_DIR)/curves.png"; fi; \
+	  cmd="$(BUILD)/mnist_ring --data $$data $(RUN_FLAGS) --metrics $(RUN_DIR)/metrics.csv --save-model $(RUN_DIR)/model.trm $$plot"; \
+	  echo "$$cmd"; $$cmd
 
 plot: $(BUILD)/mnist_ring
 	$(BUILD)/mnist_ring --plot-from $(RUN_DIR)/metrics.csv --plot $(RUN_DIR)/curves.png
