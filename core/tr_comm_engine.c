@@ -147,14 +147,26 @@ static int tx_pump(struct tr_comm *c, int *moved)
 
         if (x->done == 0 && !rx_has(c, x->dep, x->seg))
             break;                      /* pipeline: wait for the reduced segment */
-        if (x->done < TR_WIRE_HDR_BYTES) {
-            src = x->hdr + x->done;
-            want = TR_WIRE_HDR_BYTES - x->done;
+        if (x->done < TR_WIRE_HDR_BYTES && len > 0 && tp->sendv) {
+            /* header and payload in one call: one segment on the wire, one
+             * wake-up at the receiver instead of two */
+            struct tr_iovec iov[2];
+            iov[0].base = x->hdr + x->done;
+            iov[0].len = TR_WIRE_HDR_BYTES - x->done;
+            iov[1].base = buf + cur_off(c, x);
+            iov[1].len = len;
+            want = iov[0].len + iov[1].len;
+            n = tp->sendv(tp->ctx, TR_RIGHT, iov, 2);
         } else {
-            src = buf + cur_off(c, x) + (x->done - TR_WIRE_HDR_BYTES);
-            want = len - (x->done - TR_WIRE_HDR_BYTES);
+            if (x->done < TR_WIRE_HDR_BYTES) {
+                src = x->hdr + x->done;
+                want = TR_WIRE_HDR_BYTES - x->done;
+            } else {
+                src = buf + cur_off(c, x) + (x->done - TR_WIRE_HDR_BYTES);
+                want = len - (x->done - TR_WIRE_HDR_BYTES);
+            }
+            n = tp->send(tp->ctx, TR_RIGHT, src, want);
         }
-        n = tp->send(tp->ctx, TR_RIGHT, src, want);
         if (n == TR_ERR_AGAIN)
             break;
         if (n < 0)

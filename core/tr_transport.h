@@ -28,6 +28,12 @@ enum tr_peer {
 #define TR_POLL_RECV(peer) (1u << (2u * (unsigned)(peer)))       /* bytes (or EOF/error) to read */
 #define TR_POLL_SEND(peer) (2u << (2u * (unsigned)(peer)))       /* room to write */
 
+/* One piece of a vectored send. */
+struct tr_iovec {
+    const void *base;  /* first byte */
+    size_t      len;   /* bytes at base (may be 0) */
+};
+
 struct tr_transport {
     /* Port state, passed back as the first argument of every call. Owned by
      * the port's caller; core never looks inside. */
@@ -55,6 +61,15 @@ struct tr_transport {
 
     /* A monotonic millisecond clock; wraps at 2^32 (callers use differences). */
     uint32_t (*now_ms)(void *ctx);
+
+    /* Optional (NULL if the port has none): send as above, over the
+     * concatenation of iov[0..n) (n >= 1, total >= 1 byte). Returns the
+     * bytes accepted from the start of that concatenation, TR_ERR_AGAIN or a
+     * negative tr_err, exactly as send. Core uses it to hand a message's
+     * header and payload over in one call, so a socket port can put them in
+     * one system call and one TCP segment (a POSIX port: sendmsg). Ports
+     * must set it, to NULL if they do not implement it. */
+    long (*sendv)(void *ctx, int peer, const struct tr_iovec *iov, unsigned n);
 };
 
 #endif /* TR_TRANSPORT_H */

@@ -5,7 +5,7 @@
 #   bash bench/comm/run.sh build/bench/comm/tr_bench_comm [build/bench/comm/mpi_bench_comm]
 # Environment: TR_BENCH_WORLDS ("2 4"), TR_BENCH_SIZES (bytes, comma list),
 # TR_BENCH_BUDGET_MS (per size, 80), TR_BENCH_REPEAT (runs, best kept, 5),
-# TR_BENCH_SEGMENT (tr_comm segment bytes, 262144; 0 = core's default),
+# TR_BENCH_SEGMENT (tr_comm segment bytes, 1048576: fewest wake-ups on loopback; 0 = core's default),
 # TR_BENCH_SOCKBUF (socket buffers, 0 = port default, -1 = kernel autotuning).
 set -u
 BENCH=$(realpath "$1")
@@ -14,7 +14,7 @@ WORLDS=${TR_BENCH_WORLDS:-"2 4"}
 SIZES=${TR_BENCH_SIZES:-4096,16384,65536,116136,262144,1048576,4194304,16777216,67108864}
 BUDGET=${TR_BENCH_BUDGET_MS:-80}
 REPEAT=${TR_BENCH_REPEAT:-5}
-SEGMENT=${TR_BENCH_SEGMENT:-262144}
+SEGMENT=${TR_BENCH_SEGMENT:-1048576}
 SOCKBUF=${TR_BENCH_SOCKBUF:-0}
 T=$(mktemp -d /tmp/tr-bench-comm.XXXXXX)
 trap 'rm -rf "$T"' EXIT

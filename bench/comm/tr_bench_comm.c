@@ -3,7 +3,7 @@
  *
  *   tr_bench_comm --init tcp://127.0.0.1:P --rank R --world N [--algo ring|chain|rb]
  *                 [--sizes B,B,...] [--budget-ms T] [--segment B] [--sockbuf B]
- *                 [--spin-us U] [--no-cork 1]
+ *                 [--spin-us U]
  *
  * For each size (bytes, a multiple of 4): 2 warm-up allreduces, then rank 0
  * picks an iteration count that fills about budget-ms and broadcasts it; a
@@ -69,7 +69,6 @@ int main(int argc, char **argv)
         else if (!strcmp(k, "--budget-ms")) budget = atof(v) / 1000.0;
         else if (!strcmp(k, "--segment")) segment = (uint32_t)atol(v);
         else if (!strcmp(k, "--sockbuf")) sockbuf = atoi(v);
-        else if (!strcmp(k, "--no-cork")) pc.no_cork = atoi(v);
         else if (!strcmp(k, "--spin-us")) pc.spin_us = (uint32_t)atol(v);
         else {
             fprintf(stderr, "unknown option %s\n", k);

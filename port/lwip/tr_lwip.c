@@ -444,6 +444,7 @@ int tr_lwip_init(struct tr_lwip *lw, const struct tr_lwip_config *cfg)
     lw->tp.recv = tr_lwip_recv;
     lw->tp.poll = tr_lwip_poll;
     lw->tp.now_ms = tr_lwip_now_ms;
+    lw->tp.sendv = NULL;           /* tcp_write queues; tcp_output merges */
     return 0;
 }
 

@@ -48,7 +48,6 @@ int tr_posix_connect(struct tr_posix *px, const struct tr_posix_config *cfg,
     px->world = pl.world;
     px->job_token = pl.token;
     px->spin_us = cfg->spin_us;
-    px->no_cork = cfg->no_cork;
     if (pl.world == 1)
         return 0;                      /* nobody to meet: no sockets at all */
 

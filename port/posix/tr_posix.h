@@ -104,13 +104,9 @@ struct tr_posix_config {
                                     * for up to this long before it sleeps (saves
                                     * a wake-up when the neighbour answers fast;
                                     * burns the core meanwhile); 0 = sleep at once */
-    int         no_cork;           /* 1: send small messages (<= TR_POSIX_SMALL_SEND
-                                    * bytes, i.e. core's headers) at once instead
-                                    * of with MSG_MORE (see tr_posix_io.c); 0 = cork */
 };
 
 #define TR_POSIX_DEFAULT_SOCKBUF (1024 * 1024)   /* 4 MiB measured no better on loopback */
-#define TR_POSIX_SMALL_SEND      64   /* sends up to this size are corked */
 
 /* Caller-owned state of one rank's port. Fields are read-only for callers. */
 struct tr_posix {
@@ -124,9 +120,6 @@ struct tr_posix {
     uint32_t peer_addr[2];         /* IPv4 of the left / right neighbour */
     uint16_t peer_port[2];         /* their listening ports */
     uint32_t spin_us;              /* copied from config (0 when filled by hand) */
-    int      no_cork;              /* copied from config (0 when filled by hand) */
-    int      corked[2];            /* a small send on this link went out with
-                                    * MSG_MORE and has not been pushed yet */
 };
 
 /* Sets every field to its default (init_method NULL, rank/world -1). */

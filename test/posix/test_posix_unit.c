@@ -195,7 +195,7 @@ static void test_transport(void)
     TH_CHECK(n == 3 && memcmp(buf, "hel", 3) == 0, "partial read");
     n = tp.recv(tp.ctx, TR_LEFT, buf, sizeof buf);
     TH_CHECK(n == 2 && memcmp(buf, "lo", 2) == 0, "rest");
-    n = tp.send(tp.ctx, TR_RIGHT, "abc", 3);   /* small: corked, still delivered */
+    n = tp.send(tp.ctx, TR_RIGHT, "abc", 3);
     TH_CHECK(n == 3, "small send accepted");
     TH_CHECK(tp.poll(tp.ctx, 0, 0) == 0, "poll with nothing wanted");
     TH_CHECK(read(sw[1], buf, sizeof buf) == 3 && memcmp(buf, "abc", 3) == 0,
