@@ -273,6 +273,8 @@ static int setup(struct mr_rank *r, const char *init_method, int rank, int world
         pc.job_token = tr_posix_token(job_token);
         pc.connect_timeout_ms = a->timeout_s * 1000u;
         pc.join_timeout_ms = a->timeout_s * 1000u;
+        if (a->nproc > 1)
+            pc.local_ranks = a->nproc;     /* --nproc: all ranks on this host */
         rc = tr_posix_connect(&r->px, &pc, err, sizeof err);
         if (rc < 0) {
             fprintf(stderr, "mnist_ring: rank %d: cannot join the job (%s): %s\n",

@@ -24,6 +24,9 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 
 ours() {   # ours ALGO N
   local algo=$1 n=$2 p r
+  # every rank on this host: the port spins in poll while N <= cores, as
+  # Open MPI busy-polls (tr_posix_spin_for)
+  export LOCAL_WORLD_SIZE=$n
   p=$(free_port)
   for r in $(seq 1 $((n - 1))); do
     timeout 300 "$BENCH" --init "tcp://127.0.0.1:$p" --rank "$r" --world "$n" --algo "$algo" \

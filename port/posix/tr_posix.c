@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <poll.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -15,6 +16,25 @@ void tr_posix_config_default(struct tr_posix_config *cfg)
     memset(cfg, 0, sizeof *cfg);
     cfg->rank = -1;
     cfg->world = -1;
+    cfg->spin_us = TR_POSIX_SPIN_AUTO;
+}
+
+uint32_t tr_posix_spin_for(const struct tr_posix_config *cfg)
+{
+    static const char *const vars[] = {
+        "LOCAL_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE", "SLURM_NTASKS_PER_NODE"
+    };
+    long local = cfg->local_ranks, cpus;
+    size_t i;
+    if (cfg->spin_us != TR_POSIX_SPIN_AUTO)
+        return cfg->spin_us;
+    for (i = 0; local <= 0 && i < sizeof vars / sizeof vars[0]; i++) {
+        const char *v = getenv(vars[i]);
+        if (v && *v)
+            local = strtol(v, NULL, 10);   /* Slurm's "2(x3)" reads as 2 */
+    }
+    cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    return (local > 0 && cpus > 0 && local <= cpus) ? TR_POSIX_SPIN_US : 0;
 }
 
 uint64_t tr_posix_token(const char *s)
@@ -47,7 +67,7 @@ int tr_posix_connect(struct tr_posix *px, const struct tr_posix_config *cfg,
     px->rank = pl.rank;
     px->world = pl.world;
     px->job_token = pl.token;
-    px->spin_us = cfg->spin_us;
+    px->spin_us = tr_posix_spin_for(cfg);
     if (pl.world == 1)
         return 0;                      /* nobody to meet: no sockets at all */
 

@@ -137,6 +137,7 @@ static int px_poll(void *ctx, unsigned want, uint32_t timeout_ms)
 
 static uint32_t px_now(void *ctx)
 {
+    (void)ctx;
     return tr_posix_clock_ms();
 }
 

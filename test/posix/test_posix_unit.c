@@ -6,6 +6,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -215,6 +216,42 @@ static void test_transport(void)
     tr_posix_close(&px);               /* idempotent */
 }
 
+/* The spin policy: explicit values win; AUTO spins only when the ranks on
+ * this host are known and fit the online CPUs. */
+static void test_spin_policy(void)
+{
+    struct tr_posix_config pc;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    char many[32];
+
+    unsetenv("LOCAL_WORLD_SIZE");
+    unsetenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+    unsetenv("SLURM_NTASKS_PER_NODE");
+    tr_posix_config_default(&pc);
+    TH_CHECK(pc.spin_us == TR_POSIX_SPIN_AUTO, "default spin is AUTO");
+    TH_CHECK(tr_posix_spin_for(&pc) == 0, "AUTO, local ranks unknown: no spin");
+    pc.local_ranks = 1;
+    TH_CHECK(tr_posix_spin_for(&pc) == TR_POSIX_SPIN_US, "AUTO, 1 local rank: spin");
+    pc.local_ranks = (int)cpus + 1;
+    TH_CHECK(tr_posix_spin_for(&pc) == 0, "AUTO, more local ranks than CPUs: no spin");
+    pc.local_ranks = 0;
+    setenv("LOCAL_WORLD_SIZE", "1", 1);
+    TH_CHECK(tr_posix_spin_for(&pc) == TR_POSIX_SPIN_US, "AUTO from LOCAL_WORLD_SIZE");
+    unsetenv("LOCAL_WORLD_SIZE");
+    snprintf(many, sizeof many, "%ld", cpus + 1);
+    setenv("OMPI_COMM_WORLD_LOCAL_SIZE", many, 1);
+    TH_CHECK(tr_posix_spin_for(&pc) == 0, "AUTO from Open MPI's local size, oversubscribed");
+    unsetenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+    setenv("SLURM_NTASKS_PER_NODE", "1(x4)", 1);
+    TH_CHECK(tr_posix_spin_for(&pc) == TR_POSIX_SPIN_US, "AUTO from Slurm's tasks per node");
+    unsetenv("SLURM_NTASKS_PER_NODE");
+    pc.spin_us = 0;
+    pc.local_ranks = 1;
+    TH_CHECK(tr_posix_spin_for(&pc) == 0, "explicit 0 is kept");
+    pc.spin_us = 7;
+    TH_CHECK(tr_posix_spin_for(&pc) == 7, "explicit value is kept");
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_DFL);          /* a SIGPIPE would kill the test: MSG_NOSIGNAL */
@@ -222,5 +259,6 @@ int main(void)
     test_token();
     test_plan();
     test_transport();
+    test_spin_policy();
     return th_report("posix_unit");
 }
