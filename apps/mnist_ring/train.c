@@ -251,8 +251,8 @@ static void start_state(struct mr_rank *r, const struct mr_dataset *train, struc
     }
 }
 
-static int setup(struct mr_rank *r, const char *init_method, int rank, int world,
-                 const char *job_token)
+static int setup(struct mr_rank *r, const struct mr_dataset *train, const char *init_method,
+                 int rank, int world, const char *job_token)
 {
     const struct mr_args *a = r->a;
     struct tr_model_desc d;
@@ -317,7 +317,11 @@ static int setup(struct mr_rank *r, const char *init_method, int rank, int world
     cc.world = r->world;
     cc.timeout_ms = a->timeout_s * 1000u;
     cc.job_token = tr_posix_token(job_token);
-    cc.layout_hash = tr_model_layout_hash(&r->m);
+    /* the hello compares the whole run configuration, not only the model:
+     * a rank started with another lr, batch, seed, algorithm or data set is
+     * refused by every rank before any training starts */
+    r->config_hash = config_hash(r, train);
+    cc.layout_hash = (uint32_t)(r->config_hash ^ (r->config_hash >> 32));
     bytes = tr_comm_scratch_size(&cc);
     r->comm_scratch = aligned_alloc(16, (bytes + 15) / 16 * 16 + 16);
     if (!r->comm_scratch) {
@@ -331,6 +335,10 @@ static int setup(struct mr_rank *r, const char *init_method, int rank, int world
     }
     if (r->world > 1) {
         rc = tr_comm_hello(&r->comm);
+        if (rc == TR_ERR_MISMATCH)
+            fprintf(stderr, "mnist_ring: rank %d: the ranks' configurations differ (batch, lr, "
+                    "momentum, seed, --allreduce, --checkpoint-every, data set or model); "
+                    "start every rank with the same flags and data\n", r->rank);
         if (rc < 0) {
             comm_error(r, "hello with the neighbours", rc);
             return rc;
@@ -412,11 +420,10 @@ int mr_train_rank(const struct mr_args *a, const struct mr_dataset *train,
 
     memset(&r, 0, sizeof r);
     r.a = a;
-    rc = setup(&r, init_method, rank, world, job_token);
+    rc = setup(&r, train, init_method, rank, world, job_token);
     if (rc < 0)
         goto out;
     lead = r.rank == 0;
-    r.config_hash = config_hash(&r, train);
 
     /* one starting point for everyone: rank 0's */
     if (lead)

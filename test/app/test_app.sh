@@ -150,6 +150,20 @@ check "killed rank 1: rank 0 exits non-zero (got $st), not by the timeout" test 
 check "killed rank 1: rank 0 stopped within 10 s ($((t1 - t0)) s)" test $((t1 - t0)) -le 10
 check "killed rank 1: rank 0 says which collective failed and why" grep -Eq "rank 0: gradient allreduce failed: .*(closed|reset|timeout|time)" "$T/k0.err"
 
+# --- ranks started with different flags: every rank refuses at hello, none trains
+port=$(free_port)
+$TO 60 "$MR" --data "$T/big" --epochs 1 --quiet --lr 0.01 --timeout 20 \
+   --init-method tcp://127.0.0.1:$port --rank 0 --world-size 2 >/dev/null 2>"$T/m0.err" &
+m0=$!
+$TO 60 "$MR" --data "$T/big" --epochs 1 --quiet --lr 0.02 --timeout 20 \
+   --init-method tcp://127.0.0.1:$port --rank 1 --world-size 2 >/dev/null 2>"$T/m1.err"
+st1=$?
+wait $m0; st0=$?
+check "different --lr: rank 0 exits non-zero (got $st0), not by the timeout" test $st0 -ne 0 -a $st0 -ne 124
+check "different --lr: rank 1 exits non-zero (got $st1), not by the timeout" test $st1 -ne 0 -a $st1 -ne 124
+check "different --lr: rank 0 says the configurations differ" grep -q "rank 0: the ranks' configurations differ" "$T/m0.err"
+check "different --lr: rank 1 says the configurations differ" grep -q "rank 1: the ranks' configurations differ" "$T/m1.err"
+
 # --- a frozen rank (SIGSTOP): the others give up after --timeout, with a message
 port=$(free_port)
 $TO 60 "$MR" --data "$T/big" --epochs 20 --quiet --debug-param-hash --timeout 3 \
