@@ -148,6 +148,26 @@ static int evaluate(struct mr_rank *r, const struct mr_dataset *test, float out[
     return allreduce(r, out, 3, TR_OP_SUM, "test-set evaluation");
 }
 
+/* The header and the arrays a checkpoint and a saved model share. */
+static void ckpt_fill(struct mr_ckpt *c, const struct mr_rank *r, const struct mr_dataset *train,
+                      uint32_t epoch, uint64_t global_step)
+{
+    memset(c, 0, sizeof *c);
+    c->config_hash = r->config_hash;
+    c->layout_hash = tr_model_layout_hash(&r->m);
+    c->world = (uint32_t)r->world;
+    c->batch = r->a->batch;
+    c->epoch = epoch;
+    c->sgd_started = (uint32_t)r->sgd.started;
+    c->global_step = global_step;
+    c->seed = r->a->seed;
+    c->n_params = r->m.n_params;
+    c->n_buffers = r->m.n_buffers;
+    c->n_train = train->n;
+    c->params = r->m.params;
+    c->buffers = r->m.buffers;
+}
+
 static int save_ckpt(struct mr_rank *r, const struct mr_dataset *train, uint32_t epoch,
                      uint32_t step, uint64_t global_step)
 {
@@ -156,23 +176,10 @@ static int save_ckpt(struct mr_rank *r, const struct mr_dataset *train, uint32_t
     int rc;
     if (r->rank != 0)
         return 0;
-    memset(&c, 0, sizeof c);
-    c.config_hash = r->config_hash;
-    c.layout_hash = tr_model_layout_hash(&r->m);
-    c.world = (uint32_t)r->world;
-    c.batch = r->a->batch;
-    c.epoch = epoch;
+    ckpt_fill(&c, r, train, epoch, global_step);
     c.step = step;
-    c.sgd_started = (uint32_t)r->sgd.started;
-    c.global_step = global_step;
-    c.seed = r->a->seed;
-    c.n_params = r->m.n_params;
-    c.n_buffers = r->m.n_buffers;
-    c.n_train = train->n;
     c.flags = MR_CKPT_HAS_MOMENTUM;
-    c.params = r->m.params;
     c.momentum = r->m.momentum;
-    c.buffers = r->m.buffers;
     rc = mr_ckpt_write(r->a->checkpoint, &c, err, sizeof err);
     if (rc < 0)
         fprintf(stderr, "mnist_ring: checkpoint: %s\n", err);
@@ -185,21 +192,8 @@ static int save_model(struct mr_rank *r, const struct mr_dataset *train, uint32_
     struct mr_ckpt c;
     char err[1024];
     int rc;
-    memset(&c, 0, sizeof c);
+    ckpt_fill(&c, r, train, epochs_done, global_step);
     c.is_model = 1;
-    c.config_hash = r->config_hash;
-    c.layout_hash = tr_model_layout_hash(&r->m);
-    c.world = (uint32_t)r->world;
-    c.batch = r->a->batch;
-    c.epoch = epochs_done;
-    c.sgd_started = (uint32_t)r->sgd.started;
-    c.global_step = global_step;
-    c.seed = r->a->seed;
-    c.n_params = r->m.n_params;
-    c.n_buffers = r->m.n_buffers;
-    c.n_train = train->n;
-    c.params = r->m.params;
-    c.buffers = r->m.buffers;
     rc = mr_ckpt_write(r->a->save_model, &c, err, sizeof err);
     if (rc < 0)
         fprintf(stderr, "mnist_ring: --save-model: %s\n", err);
