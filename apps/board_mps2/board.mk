@@ -104,10 +104,11 @@ $(BOARD_OUT)/train_narrow.elf: $(BOARD_OUT)/bsp/train_narrow_main.o $(BOARD_OUT)
 	  $(BOARD_CORE_LIB) $(BOARD_LIBS)
 
 # the host twin of the training image (same train_step.c)
-$(BOARD_OUT)/host_train: test/board/host_train.c $(BOARD_DIR)/train_step.c \
-                         $(BOARD_DIR)/train_step.h $(BUILD)/libtinyring.a $(CORE_HDRS)
+$(BOARD_OUT)/host_train: test/board/host_train.c test/board/host_idx.c test/board/host_idx.h \
+                         $(BOARD_DIR)/train_step.c $(BOARD_DIR)/train_step.h \
+                         $(BUILD)/libtinyring.a $(CORE_HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) $(HOST_CFLAGS) -Itest -I$(BOARD_DIR) -o $@ test/board/host_train.c \
+	$(CC) $(HOST_CFLAGS) -Itest -I$(BOARD_DIR) -o $@ test/board/host_train.c test/board/host_idx.c \
 	  $(BOARD_DIR)/train_step.c $(BUILD)/libtinyring.a -lz -lm
 
 # lwIP and the tr_lwip port for the board, from port/lwip/lwip.mk's lists
@@ -157,11 +158,13 @@ BOARD_IMAGES := $(BOARD_OUT)/hello.elf $(BOARD_OUT)/nettest.elf $(BOARD_OUT)/tra
                 $(BOARD_OUT)/train_narrow.elf $(BOARD_OUT)/ring.elf
 # a POSIX host rank for the mixed ring: static-table links, port/posix's
 # transport functions, the boards' train_step.c
-$(BOARD_OUT)/host_rank: test/board/host_rank.c $(BOARD_DIR)/train_step.c $(BOARD_DIR)/train_step.h \
+$(BOARD_OUT)/host_rank: test/board/host_rank.c test/board/host_idx.c test/board/host_idx.h \
+                        $(BOARD_DIR)/train_step.c $(BOARD_DIR)/train_step.h \
                         $(LWIP_PORT_DIR)/tr_link_hs.c $(POSIX_LIB) $(BUILD)/libtinyring.a \
                         $(CORE_HDRS) $(TR_LWIP_HDRS) $(wildcard port/posix/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(HOST_CFLAGS) -I$(BOARD_DIR) -Iport/posix -I$(LWIP_PORT_DIR) -o $@ test/board/host_rank.c \
+	  test/board/host_idx.c \
 	  $(BOARD_DIR)/train_step.c $(LWIP_PORT_DIR)/tr_link_hs.c $(POSIX_LIB) $(BUILD)/libtinyring.a
 
 BOARD_HOST_TOOLS := $(BOARD_OUT)/host_train $(BOARD_OUT)/gen_cfg $(BOARD_OUT)/host_rank

@@ -30,6 +30,7 @@
 #include "tr_posix.h"
 #include "tr_link_hs.h"
 #include "train_step.h"
+#include "host_idx.h"
 
 #define MAX_WORLD 8
 #define MAX_STEPS 16
@@ -140,20 +141,6 @@ static int links_open(int rank, int world, uint64_t token, int fd[2])
     return 0;
 }
 
-static int load_idx(const char *ip, const char *lp, unsigned n, uint8_t *pix, uint8_t *lab)
-{
-    FILE *fi = fopen(ip, "rb"), *fl = fopen(lp, "rb");
-    unsigned char h[16];
-    int ok = fi && fl && fread(h, 1, 16, fi) == 16 &&
-             fread(pix, 1, (size_t)n * BT_PIXELS, fi) == (size_t)n * BT_PIXELS &&
-             fread(h, 1, 8, fl) == 8 && fread(lab, 1, n, fl) == n;
-    if (fi)
-        fclose(fi);
-    if (fl)
-        fclose(fl);
-    return ok ? 0 : -1;
-}
-
 int main(int argc, char **argv)
 {
     int rank, world, i, e = TR_ERR_NOMEM, c1, c2;
@@ -200,7 +187,7 @@ int main(int argc, char **argv)
     pix = malloc((size_t)steps * world * B * BT_PIXELS);
     lab = malloc((size_t)steps * world * B);
     x = malloc((size_t)B * BT_PIXELS * sizeof(float));
-    if (!pix || !lab || !x || load_idx(argv[9], argv[10], steps * (unsigned)world * B, pix, lab)) {
+    if (!pix || !lab || !x || host_load_idx(argv[9], argv[10], steps * (unsigned)world * B, pix, lab)) {
         fprintf(stderr, "host_rank: cannot read samples\n");
         return 1;
     }

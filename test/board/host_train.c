@@ -17,6 +17,7 @@
 #include "harness.h"
 #include "tinyring.h"
 #include "train_step.h"
+#include "host_idx.h"
 
 #define MAX_STEPS 64
 
@@ -92,20 +93,6 @@ static int samples(int argc, char **argv)
     return 0;
 }
 
-static int load_idx(const char *ip, const char *lp, unsigned n, uint8_t *pix, uint8_t *lab)
-{
-    FILE *fi = fopen(ip, "rb"), *fl = fopen(lp, "rb");
-    unsigned char h[16];
-    int ok = fi && fl && fread(h, 1, 16, fi) == 16 &&
-             fread(pix, 1, (size_t)n * BT_PIXELS, fi) == (size_t)n * BT_PIXELS &&
-             fread(h, 1, 8, fl) == 8 && fread(lab, 1, n, fl) == n;
-    if (fi)
-        fclose(fi);
-    if (fl)
-        fclose(fl);
-    return ok ? 0 : -1;
-}
-
 static int check(int argc, char **argv)
 {
     unsigned steps, c1, c2, B, s, seen = 0;
@@ -147,7 +134,7 @@ static int check(int argc, char **argv)
     x = malloc((size_t)B * BT_PIXELS * sizeof(float));
     if (!arena || !pix || !lab || !x)
         return 1;
-    TH_CHECK(load_idx(argv[3], argv[4], steps * B, pix, lab) == 0, "read %s", argv[3]);
+    TH_CHECK(host_load_idx(argv[3], argv[4], steps * B, pix, lab) == 0, "read %s", argv[3]);
     TH_CHECK(tr_model_init(&m, &d, B, arena, need) == 0, "model init");
     TH_CHECK(m.arena_used == need, "arena use %zu equals the size query %zu", m.arena_used, need);
     tr_model_init_params(&m, seed);
