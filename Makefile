@@ -36,6 +36,7 @@ include core/core.mk
 -include apps/mnist_ring/mnist_ring.mk
 -include port/lwip/lwip.mk
 -include apps/board_mps2/board.mk
+-include test/sanitize.mk
 
 # Installs the system packages the tests need (apt-get; root or sudo).
 deps:

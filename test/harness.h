@@ -3,6 +3,8 @@
  *   TH_CHECK(cond, fmt, ...)   counts a pass, or prints the failure and counts it
  *   return th_report("suite"); at the end of main: prints "suite: N passed,
  *   M failed", appends it to $TR_RESULTS/<suite>.txt when set, returns 0/1.
+ *   $TR_SUITE_TAG, when set, is put before the suite's name (a rerun of the
+ *   same suite under sanitizers reports as "asan-<suite>").
  */
 #ifndef TR_TEST_HARNESS_H
 #define TR_TEST_HARNESS_H
@@ -27,14 +29,17 @@ static int th_passed, th_failed;
 static int th_report(const char *suite)
 {
     const char *dir = getenv("TR_RESULTS");
-    printf("%s: %d passed, %d failed\n", suite, th_passed, th_failed);
+    const char *tag = getenv("TR_SUITE_TAG");   /* e.g. "asan-" for the sanitizer rerun */
+    char name[128];
+    snprintf(name, sizeof name, "%s%s", tag ? tag : "", suite);
+    printf("%s: %d passed, %d failed\n", name, th_passed, th_failed);
     if (dir && *dir) {
         char path[512];
         FILE *f;
-        snprintf(path, sizeof path, "%s/%s.txt", dir, suite);
+        snprintf(path, sizeof path, "%s/%s.txt", dir, name);
         f = fopen(path, "a");
         if (f) {
-            fprintf(f, "%s %d %d\n", suite, th_passed, th_failed);
+            fprintf(f, "%s %d %d\n", name, th_passed, th_failed);
             fclose(f);
         }
     }
