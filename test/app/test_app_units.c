@@ -104,6 +104,62 @@ static void test_idx(void)
     }
 }
 
+/* Damaged files at random: a header byte overwritten, the image count set
+ * to any 32-bit value, or the file cut anywhere. The reader must refuse
+ * with TR_ERR_FORMAT and a message naming the file, or load exactly what is
+ * there; never crash, over-read or allocate what the file does not hold
+ * (the sanitizer rerun of this suite checks the memory side). */
+static void test_idx_damage(void)
+{
+    char ip[512], lp[512], err[1024];
+    unsigned char *good, *bad;
+    size_t len;
+    uint64_t x = 0x9e3779b97f4a7c15ull;   /* xorshift64: reproducible */
+    int refused = 0, loaded = 0, wrong = 0;
+    FILE *f;
+
+    write_pair("dmg", 23, 0x803, 28, 28, 23, 0, 0, ip, lp);
+    f = fopen(ip, "rb");
+    len = 16 + (size_t)23 * 784;
+    good = malloc(len);
+    bad = malloc(len);
+    TH_CHECK(f && fread(good, 1, len, f) == len, "read back the good image file");
+    if (f)
+        fclose(f);
+    for (int i = 0; i < 400; i++) {
+        struct mr_dataset ds;
+        size_t blen = len;
+        int rc;
+        x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+        memcpy(bad, good, len);
+        switch (i % 3) {
+        case 0: bad[x % 16] = (unsigned char)(x >> 32); break;       /* a header byte */
+        case 1: be32(bad + 4, (uint32_t)(x >> 16)); break;           /* any count */
+        default: blen = (size_t)(x % len); break;                    /* cut anywhere */
+        }
+        f = fopen(ip, "wb");
+        fwrite(bad, 1, blen, f);
+        fclose(f);
+        err[0] = 0;
+        rc = mr_idx_load(&ds, ip, lp, err, sizeof err);
+        if (rc == 0) {
+            /* only a damage that leaves a valid pair may load: all 23 images */
+            loaded++;
+            if (ds.n != 23 || memcmp(ds.images, good + 16, (size_t)23 * 784) != 0)
+                wrong++;
+            mr_dataset_free(&ds);
+        } else {
+            refused++;
+            if (rc != TR_ERR_FORMAT || strstr(err, ip) == NULL || ds.images || ds.labels)
+                wrong++;
+        }
+    }
+    TH_CHECK(wrong == 0, "damaged IDX files: %d of 400 neither refused cleanly nor loaded intact", wrong);
+    TH_CHECK(refused >= 300, "damaged IDX files: only %d of 400 refused (loaded %d)", refused, loaded);
+    free(good);
+    free(bad);
+}
+
 static void test_sampler(void)
 {
     static const uint32_t ns[] = { 1, 7, 600, 601, 1000 };
@@ -264,6 +320,7 @@ int main(void)
     snprintf(dir, sizeof dir, "/tmp/tr_app_units.%ld", (long)getpid());
     mkdir(dir, 0755);
     test_idx();
+    test_idx_damage();
     test_sampler();
     test_ckpt();
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
