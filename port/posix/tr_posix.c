@@ -51,7 +51,7 @@ uint64_t tr_posix_token(const char *s)
 int tr_posix_connect(struct tr_posix *px, const struct tr_posix_config *cfg,
                      char *err, size_t errlen)
 {
-    struct tr_posix_peer table[TR_POSIX_MAX_WORLD];   /* on the stack: reentrant */
+    struct tr_posix_endpoint table[TR_POSIX_MAX_WORLD];   /* on the stack: reentrant */
     struct tr_posix_plan pl;
     int master_fd = -1, listen_fd = -1, rc;
 

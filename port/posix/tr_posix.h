@@ -52,7 +52,17 @@
  *   link hello, both directions on a ring link, 24 bytes:
  *     "TRL1" | u32 version=1 | u64 job_token | u32 rank (sender) | u32 world
  *   The connecting side (rank r -> rank r+1) sends first; the accepting side
- *   checks it and answers with its own; a refused connection is just closed.
+ *   checks it and answers with its own. A well-formed hello from anyone else
+ *   (another job, another world, the wrong rank) also gets the answer, then
+ *   the connection is closed, so that sender can say why it was refused;
+ *   garbage or silence is just closed.
+ *
+ * Static table (tr_posix_connect_table), for rings with boards, which have
+ * no rendezvous client: every rank is given the same table of IPv4
+ * address:port per rank; a rank listens on its own entry and does step 5
+ * above directly (no master, no registration), retrying its right
+ * neighbour until the deadline. The lwIP port (port/lwip/tr_link_hs.h)
+ * speaks the same link hello, so board and host ranks mix in one ring.
  */
 #ifndef TR_POSIX_H
 #define TR_POSIX_H
@@ -117,6 +127,35 @@ struct tr_posix_config {
 
 #define TR_POSIX_DEFAULT_SOCKBUF (1024 * 1024)   /* 4 MiB measured no better on loopback */
 
+/* One rank's listening address. */
+struct tr_posix_endpoint {
+    uint32_t addr;                 /* IPv4, network order */
+    uint16_t port;                 /* TCP port, host order */
+};
+
+/* A job without rendezvous: every rank's address is known in advance. */
+struct tr_posix_table_config {
+    const struct tr_posix_endpoint *table; /* world entries, the same on every
+                                    * rank; entry `rank` is where this rank
+                                    * listens (an address of this host, a
+                                    * fixed port, not 0). Not copied; read
+                                    * during connect only. */
+    int         rank;              /* 0..world-1 */
+    int         world;             /* 1..TR_POSIX_MAX_WORLD */
+    uint64_t    job_token;         /* same on every rank of a job (tr_posix_token) */
+    uint32_t    timeout_ms;        /* both links up by then, counted from the
+                                    * call (the right neighbour is retried
+                                    * every 50 ms until then: start order
+                                    * and booting boards do not matter);
+                                    * 0 = 60000 */
+    uint32_t    handshake_ms;      /* an accepted connection must send its link
+                                    * hello within this; 0 = 3000 */
+    int         sndbuf;            /* as in struct tr_posix_config */
+    int         rcvbuf;            /* as in struct tr_posix_config */
+    uint32_t    spin_us;           /* as in struct tr_posix_config */
+    int         local_ranks;       /* as in struct tr_posix_config */
+};
+
 /* Caller-owned state of one rank's port. Fields are read-only for callers. */
 struct tr_posix {
     int      rank;                 /* this rank (from config or environment) */
@@ -161,6 +200,35 @@ uint64_t tr_posix_token(const char *s);
  * On failure every socket is closed; px->rank/world are still set. */
 int tr_posix_connect(struct tr_posix *px, const struct tr_posix_config *cfg,
                      char *err, size_t errlen);
+
+/* Sets every field of a table config to its default (table NULL, rank/world
+ * -1, spin_us TR_POSIX_SPIN_AUTO, the rest 0). */
+void tr_posix_table_config_default(struct tr_posix_table_config *cfg);
+
+/* Parse "A.B.C.D:PORT" (dotted IPv4, port 1..65535) into e. Returns 0 or
+ * TR_ERR_INVAL with a message in err. */
+int tr_posix_endpoint_parse(struct tr_posix_endpoint *e, const char *s,
+                            char *err, size_t errlen);
+
+/* Open the ring links from a static table: listen on table[rank], connect to
+ * table[rank+1] (retrying until timeout_ms) and accept table[rank-1], with
+ * the link hello on both (strangers, other jobs and wrong ranks on the
+ * listening port are refused and the wait goes on). Returns 0 or a negative
+ * tr_err with a one-line message in err:
+ *   TR_ERR_INVAL      bad rank, world or table (port 0, two ranks on one
+ *                     address:port)
+ *   TR_ERR_ADDRINUSE  this rank's table port is taken
+ *   TR_ERR_UNREACH    this rank's table address is not one of this host's
+ *   TR_ERR_TIMEOUT    a neighbour never came (its rank and address named;
+ *                     a refused hello of another job is mentioned)
+ *   TR_ERR_MISMATCH   the right neighbour answered as another job (token),
+ *                     another world or another rank
+ *   TR_ERR_CLOSED     the right neighbour closed during the hello
+ *   TR_ERR_IO         any other socket failure
+ * On failure every socket is closed; px->rank/world are still set. Use
+ * tr_posix_transport and tr_posix_close as after tr_posix_connect. */
+int tr_posix_connect_table(struct tr_posix *px, const struct tr_posix_table_config *cfg,
+                           char *err, size_t errlen);
 
 /* Fill tp so core drives px's two links. tp->ctx = px. */
 void tr_posix_transport(struct tr_posix *px, struct tr_transport *tp);

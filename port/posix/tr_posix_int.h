@@ -6,11 +6,8 @@
 #include <stdint.h>
 #include "tr_posix.h"
 
-/* One rendezvous table entry: where a rank listens. port 0 = not joined. */
-struct tr_posix_peer {
-    uint32_t addr;        /* IPv4, network order */
-    uint16_t port;        /* host order */
-};
+/* Rendezvous and static tables are both arrays of struct tr_posix_endpoint
+ * (tr_posix.h); in the master's table port 0 means "not joined". */
 
 /* A registration or link hello, decoded. */
 struct tr_posix_intro {
@@ -61,10 +58,10 @@ int  tr_posix_get_reg(struct tr_posix_intro *r, const uint8_t in[TR_POSIX_REG_BY
 void tr_posix_put_link(uint8_t out[TR_POSIX_LINK_BYTES], const struct tr_posix_intro *r);
 int  tr_posix_get_link(struct tr_posix_intro *r, const uint8_t in[TR_POSIX_LINK_BYTES]);
 void tr_posix_put_ans(uint8_t *out, int status, uint32_t world, uint32_t why,
-                      const struct tr_posix_peer *table, uint32_t n);
+                      const struct tr_posix_endpoint *table, uint32_t n);
 int  tr_posix_get_ans_head(const uint8_t in[TR_POSIX_ANS_BYTES], int *status,
                            uint32_t *world, uint32_t *why, uint32_t *n);
-void tr_posix_get_ans_entry(const uint8_t in[8], struct tr_posix_peer *p);
+void tr_posix_get_ans_entry(const uint8_t in[8], struct tr_posix_endpoint *p);
 void tr_posix_put_u32(uint8_t *p, uint32_t v);
 uint32_t tr_posix_get_u32(const uint8_t *p);
 
@@ -77,16 +74,16 @@ int tr_posix_pick_local(struct tr_posix_plan *pl, const struct tr_posix_config *
 /* tr_posix_rdv.c: the master (rank 0) and the client side. Both fill table. */
 int tr_posix_master_open(const struct tr_posix_plan *pl, int *fd, char *err, size_t errlen);
 int tr_posix_master_serve(const struct tr_posix_plan *pl, int master_fd,
-                          struct tr_posix_peer *table, char *err, size_t errlen);
+                          struct tr_posix_endpoint *table, char *err, size_t errlen);
 int tr_posix_master_dial(const struct tr_posix_plan *pl, int *fd, char *err, size_t errlen);
 int tr_posix_client_join(const struct tr_posix_plan *pl, int fd,
-                         struct tr_posix_peer *table, char *err, size_t errlen);
+                         struct tr_posix_endpoint *table, char *err, size_t errlen);
 
 /* tr_posix_link.c: listening socket and the two ring links. */
 int tr_posix_listen_open(const struct tr_posix_plan *pl, int *fd, uint16_t *port,
                          char *err, size_t errlen);
 int tr_posix_links_open(struct tr_posix *px, const struct tr_posix_plan *pl,
-                        int listen_fd, const struct tr_posix_peer *table,
+                        int listen_fd, const struct tr_posix_endpoint *table,
                         char *err, size_t errlen);
 
 #endif /* TR_POSIX_INT_H */

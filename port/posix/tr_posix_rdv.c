@@ -79,7 +79,7 @@ struct conn {
 /* Best effort: the answer is small and the socket buffer empty, so this does
  * not wait in practice; a client that does not read cannot stall us long. */
 static void answer(int fd, int status, uint32_t world, uint32_t why,
-                   const struct tr_posix_peer *table, uint32_t n, uint32_t handshake_ms)
+                   const struct tr_posix_endpoint *table, uint32_t n, uint32_t handshake_ms)
 {
     uint8_t out[ANS_MAX];
     tr_posix_put_ans(out, status, world, why, table, n);
@@ -90,7 +90,7 @@ static void answer(int fd, int status, uint32_t world, uint32_t why,
 /* Close every connection; registered ranks first get the answer. With
  * any_addr, rank 0's entry is the address that rank reached the master at. */
 static void finish(struct conn *c, int nc, int status, uint32_t world, uint32_t why,
-                   struct tr_posix_peer *table, uint32_t n, uint32_t handshake_ms,
+                   struct tr_posix_endpoint *table, uint32_t n, uint32_t handshake_ms,
                    int any_addr)
 {
     int i;
@@ -109,7 +109,7 @@ static void finish(struct conn *c, int nc, int status, uint32_t world, uint32_t 
     }
 }
 
-static void list_missing(char *out, size_t len, const struct tr_posix_peer *table, int world)
+static void list_missing(char *out, size_t len, const struct tr_posix_endpoint *table, int world)
 {
     size_t used = 0;
     int i, shown = 0;
@@ -124,7 +124,7 @@ static void list_missing(char *out, size_t len, const struct tr_posix_peer *tabl
 
 /* A complete registration from c: 0 = joined, 1 = refused (closed, job goes
  * on), < 0 = the job must abort (message in err). */
-static int admit(struct conn *c, const struct tr_posix_plan *pl, struct tr_posix_peer *table,
+static int admit(struct conn *c, const struct tr_posix_plan *pl, struct tr_posix_endpoint *table,
                  uint32_t *why, char *err, size_t errlen)
 {
     struct tr_posix_intro r;
@@ -161,7 +161,7 @@ static int admit(struct conn *c, const struct tr_posix_plan *pl, struct tr_posix
 }
 
 int tr_posix_master_serve(const struct tr_posix_plan *pl, int master_fd,
-                          struct tr_posix_peer *table, char *err, size_t errlen)
+                          struct tr_posix_endpoint *table, char *err, size_t errlen)
 {
     struct conn c[MAX_CONNS];            /* ~13 KiB of stack; no static state */
     struct pollfd pf[MAX_CONNS + 1];
@@ -315,7 +315,7 @@ int tr_posix_master_dial(const struct tr_posix_plan *pl, int *fd, char *err, siz
 }
 
 int tr_posix_client_join(const struct tr_posix_plan *pl, int fd,
-                         struct tr_posix_peer *table, char *err, size_t errlen)
+                         struct tr_posix_endpoint *table, char *err, size_t errlen)
 {
     uint8_t reg[TR_POSIX_REG_BYTES], head[TR_POSIX_ANS_BYTES];
     struct tr_posix_intro r;

@@ -98,7 +98,7 @@ int tr_posix_get_link(struct tr_posix_intro *r, const uint8_t in[TR_POSIX_LINK_B
 
 /* out holds TR_POSIX_ANS_BYTES + n * 8 bytes. */
 void tr_posix_put_ans(uint8_t *out, int status, uint32_t world, uint32_t why,
-                      const struct tr_posix_peer *table, uint32_t n)
+                      const struct tr_posix_endpoint *table, uint32_t n)
 {
     uint32_t i;
     memcpy(out, magic_ans, 4);
@@ -129,7 +129,7 @@ int tr_posix_get_ans_head(const uint8_t in[TR_POSIX_ANS_BYTES], int *status,
     return 0;
 }
 
-void tr_posix_get_ans_entry(const uint8_t in[8], struct tr_posix_peer *p)
+void tr_posix_get_ans_entry(const uint8_t in[8], struct tr_posix_endpoint *p)
 {
     memcpy(&p->addr, in, 4);
     p->port = get_u16(in + 4);

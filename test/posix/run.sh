@@ -170,6 +170,52 @@ while [ ! -e "$T/lst.0.rc" ] || [ ! -e "$T/lst.1.rc" ] || [ ! -e "$T/lst.2.rc" ]
 kill $silent 2>/dev/null; wait
 check "ring-port strangers (silent, garbage, wrong token) refused; job correct" all_ok lst 3
 
+# --- static table (tr_posix_connect_table): no master -----------------------
+# table N: N loopback entries (127.0.0.1+r : a free port each).
+table() { local r t=""; for r in $(seq 0 $(($1 - 1))); do t="$t${t:+,}127.0.0.$((r + 1)):$(port)"; done; echo "$t"; }
+for n in 3 4; do
+  tb=$(table $n)
+  for r in $(seq $((n - 1)) -1 0); do start tab$n $r --table "$tb" allreduce --algo ring --count 100003 --iters 2; done
+  wait
+  check "static table N=$n (started last rank first): allreduce = serial sum, bitwise equal" all_ok tab$n $n
+done
+# strangers on rank 1's table port: silent, garbage, and a rank of another
+# job (its table's rank 1 entry is this job's rank 1) that must be told why.
+tb=$(table 3); lp=${tb#*,}; lp=${lp%%,*}; lp=${lp##*:}
+start tstr 1 --table "$tb" --handshake-ms 1500 allreduce --count 5000
+for i in $(seq 50); do (exec 3<>/dev/tcp/127.0.0.2/$lp) 2>/dev/null && break; sleep 0.1; done
+( exec 3<>/dev/tcp/127.0.0.2/$lp && sleep 20 ) 2>/dev/null & silent=$!
+( exec 3<>/dev/tcp/127.0.0.2/$lp && head -c 100 /dev/urandom >&3 && sleep 1 ) 2>/dev/null &
+TINYRING_JOB=another-job start tother 0 --table "127.0.0.9:$(port),${tb#*,}" --join-ms 5000 none
+sleep 0.5
+start tstr 0 --table "$tb" allreduce --count 5000
+start tstr 2 --table "$tb" allreduce --count 5000
+while [ ! -e "$T/tstr.0.rc" ] || [ ! -e "$T/tstr.1.rc" ] || [ ! -e "$T/tstr.2.rc" ]; do sleep 0.1; done
+kill $silent 2>/dev/null; wait
+check "static table: strangers and another job on a rank's port refused; job correct" all_ok tstr 3
+check "static table: the rank of another job is told so" rank_fails tother 0 52 "another job (job token differs)"
+# a missing rank: both its neighbours time out and name it
+tb=$(table 4)
+for r in 0 1 3; do start tmiss $r --table "$tb" --join-ms 1500 none; done; wait
+check "static table, rank 2 missing: its left neighbour names it" rank_fails tmiss 1 110 "right neighbour rank 2 at 127.0.0.3"
+check "static table, rank 2 missing: its right neighbour names it" rank_fails tmiss 3 110 "left neighbour rank 2 (127.0.0.3"
+# this rank's table port is taken
+p=$(port)
+"$NODE" hold $p 20 > "$T/thold.out" & holder=$!
+for i in $(seq 50); do grep -q holding "$T/thold.out" 2>/dev/null && break; sleep 0.1; done
+start tinuse 0 --table "127.0.0.1:$p,127.0.0.2:$(port)" none
+while [ ! -e "$T/tinuse.0.rc" ]; do sleep 0.1; done
+kill $holder 2>/dev/null; wait
+check "static table, own port in use: TR_ERR_ADDRINUSE" rank_fails tinuse 0 98 "127.0.0.1:$p is already in use"
+start tbad 0 --table "127.0.0.1:$(port),0.0.0.0:$(port)" none; wait
+check "static table entry without an address: TR_ERR_INVAL" rank_fails tbad 0 22 "entry of rank 1 (0.0.0.0:"
+start tparse 0 --table "127.0.0.1:$(port),127.0.0.1:0" none; wait
+check "table entry with port 0 does not parse: TR_ERR_INVAL" rank_fails tparse 0 22 "'127.0.0.1:0' is not IPV4:PORT"
+p=$(port); start tdup 1 --table "127.0.0.1:$p,127.0.0.1:$p" none; wait
+check "two ranks on one table entry: TR_ERR_INVAL" rank_fails tdup 1 22 "ranks 0 and 1 share"
+start twr 0 --table "127.0.0.1:$(port),127.0.0.2:$(port)" --world 3 none; wait
+check "--world disagrees with the table: usage error" rank_fails twr 0 2 "has 2 entries"
+
 # --- clear errors ------------------------------------------------------------
 p=$(port)
 "$NODE" hold $p 20 > "$T/hold.out" & holder=$!

@@ -30,8 +30,8 @@ static void clear_env(void)
 static void test_wire(void)
 {
     struct tr_posix_intro a, b;
-    struct tr_posix_peer tab[3] = { { 0x0100007fu, 1000 }, { 0x0200007fu, 0 }, { 0x0300007fu, 65535 } };
-    struct tr_posix_peer e;
+    struct tr_posix_endpoint tab[3] = { { 0x0100007fu, 1000 }, { 0x0200007fu, 0 }, { 0x0300007fu, 65535 } };
+    struct tr_posix_endpoint e;
     uint8_t reg[TR_POSIX_REG_BYTES], link[TR_POSIX_LINK_BYTES], ans[TR_POSIX_ANS_BYTES + 24];
     int status;
     uint32_t world, why, n, i;

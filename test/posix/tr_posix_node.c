@@ -13,6 +13,8 @@
  *     bcast      ITERS broadcasts of COUNT floats from --root, checked
  *     barrier    ITERS barriers
  * Options: --init M --rank R --world N --token S --iface NAME --addr A
+ *          --table IP:PORT,IP:PORT,... (static table instead of --init:
+ *          tr_posix_connect_table; world = entries, --join-ms = its timeout)
  *          --listen-port P --count C --iters K --algo A --root R
  *          --timeout-ms T (collectives) --join-ms J --connect-ms C
  *          --handshake-ms H --segment B --out FILE (hash line; %r = rank)
@@ -181,7 +183,9 @@ int main(int argc, char **argv)
     struct tr_transport tp;
     struct tr_comm_config cc;
     struct tr_comm comm;
-    const char *op = NULL, *out = NULL, *algo_s = "ring";
+    const char *op = NULL, *out = NULL, *algo_s = "ring", *table_s = NULL;
+    struct tr_posix_table_config tc;
+    struct tr_posix_endpoint table[TR_POSIX_MAX_WORLD];
     size_t count = 1000, i;
     long iters = 1, it;
     int root = 0, rc, a, bad = 0;
@@ -215,6 +219,7 @@ int main(int argc, char **argv)
         else if (!strcmp(k, "--world")) pc.world = atoi(v);
         else if (!strcmp(k, "--token")) pc.job_token = tr_posix_token(v);
         else if (!strcmp(k, "--iface")) pc.iface = v;
+        else if (!strcmp(k, "--table")) table_s = v;
         else if (!strcmp(k, "--addr")) pc.addr = v;
         else if (!strcmp(k, "--listen-port")) pc.listen_port = (uint16_t)atoi(v);
         else if (!strcmp(k, "--join-ms")) pc.join_timeout_ms = (uint32_t)atol(v);
@@ -246,7 +251,40 @@ int main(int argc, char **argv)
     if (!strcmp(algo_s, "chain")) algo = TR_ALGO_CHAIN;
     else if (!strcmp(algo_s, "rb")) algo = TR_ALGO_REDUCE_BCAST;
 
-    rc = tr_posix_connect(&px, &pc, err, sizeof err);
+    if (table_s) {
+        char one[64];
+        const char *p = table_s;
+        int n = 0;
+        tr_posix_table_config_default(&tc);
+        while (*p) {
+            size_t len = strcspn(p, ",");
+            if (len >= sizeof one || n == TR_POSIX_MAX_WORLD) {
+                fprintf(stderr, "rank %d: --table entry too long or too many\n", pc.rank);
+                return 2;
+            }
+            memcpy(one, p, len);
+            one[len] = 0;
+            if (tr_posix_endpoint_parse(&table[n++], one, err, sizeof err) < 0) {
+                fprintf(stderr, "rank %d: --table: %s\n", pc.rank, err);
+                return -TR_ERR_INVAL;
+            }
+            p += len + (p[len] == ',');
+        }
+        if (pc.world > 0 && pc.world != n) {
+            fprintf(stderr, "rank %d: --world %d but --table has %d entries\n", pc.rank,
+                    pc.world, n);
+            return 2;
+        }
+        tc.table = table;
+        tc.rank = pc.rank;
+        tc.world = n;
+        tc.job_token = pc.job_token;
+        tc.timeout_ms = pc.join_timeout_ms;
+        tc.handshake_ms = pc.handshake_ms;
+        rc = tr_posix_connect_table(&px, &tc, err, sizeof err);
+    } else {
+        rc = tr_posix_connect(&px, &pc, err, sizeof err);
+    }
     if (rc < 0) {
         fprintf(stderr, "rank %d: %s\n", px.rank, err);
         return -rc;
