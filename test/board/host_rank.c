@@ -1,145 +1,30 @@
 /* tinyring test/board: a POSIX host rank for the mixed ring with the boards.
  *
- *   host_rank RANK WORLD TOKEN STEPS SEED IMAGES LABELS IP:PORT... (WORLD)
+ *   host_rank C1 C2 BATCH RANK WORLD TOKEN STEPS SEED IMAGES LABELS IP:PORT... (WORLD)
  *
  * The boards have no rendezvous master: every rank's address comes from one
  * static table (the same words on every command line). So this program opens
- * the two ring links itself, with the link hello both ports speak
- * (port/lwip/tr_link_hs.h, byte-compatible with port/posix): listen on
- * table[RANK], connect to the right neighbour and send the hello, accept the
- * left neighbour, check its hello and answer, then read the right one's
- * answer. The two sockets then go to port/posix's transport functions
- * (tr_posix_transport only reads px->fd[]) and to core's collectives.
- * The training steps are apps/board_mps2/train_step.c, as on the boards.
- * Prints "step S loss L bits X" per step and "params hash H". */
+ * its two ring links with port/posix's tr_posix_connect_table: listen on
+ * table[RANK], connect to the right neighbour (retried while a board boots)
+ * and accept the left one, with the link hello the lwIP port speaks too
+ * (port/lwip/tr_link_hs.h). Then core's collectives drive the links through
+ * tr_posix_transport. The training steps are apps/board_mps2/train_step.c,
+ * as on the boards. Prints "step S loss L bits X" per step and "params hash H". */
 #define _GNU_SOURCE
-#include <arpa/inet.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "tinyring.h"
 #include "tr_posix.h"
-#include "tr_link_hs.h"
 #include "train_step.h"
 #include "host_idx.h"
 
 #define MAX_WORLD 8
 #define MAX_STEPS 16
-#define BOOT_MS 60000
+#define BOOT_MS 60000                  /* a board may still be booting */
 
-static struct sockaddr_in table[MAX_WORLD];
-
-static uint32_t now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint32_t)(t.tv_sec * 1000u + t.tv_nsec / 1000000u);
-}
-
-static int parse_addr(const char *s, struct sockaddr_in *a)
-{
-    char host[64];
-    const char *c = strrchr(s, ':');
-    if (!c || (size_t)(c - s) >= sizeof host)
-        return -1;
-    memcpy(host, s, (size_t)(c - s));
-    host[c - s] = '\0';
-    memset(a, 0, sizeof *a);
-    a->sin_family = AF_INET;
-    a->sin_port = htons((uint16_t)atoi(c + 1));
-    return inet_pton(AF_INET, host, &a->sin_addr) == 1 ? 0 : -1;
-}
-
-/* read exactly n bytes within ms */
-static int read_n(int fd, uint8_t *p, size_t n, uint32_t ms)
-{
-    uint32_t t0 = now_ms();
-    while (n) {
-        struct pollfd pf = {fd, POLLIN, 0};
-        int left = (int)(ms - (now_ms() - t0));
-        ssize_t k;
-        if (left <= 0 || poll(&pf, 1, left) <= 0)
-            return -1;
-        k = recv(fd, p, n, 0);
-        if (k <= 0)
-            return -1;
-        p += k;
-        n -= (size_t)k;
-    }
-    return 0;
-}
-
-static int links_open(int rank, int world, uint64_t token, int fd[2])
-{
-    int left = (rank - 1 + world) % world, right = (rank + 1) % world;
-    int lfd, one = 1, out = -1, in = -1;
-    uint8_t mine[TR_LINK_HS_BYTES], theirs[TR_LINK_HS_BYTES];
-    uint32_t t0 = now_ms();
-
-    tr_link_hs_put(mine, token, (uint32_t)rank, (uint32_t)world);
-    lfd = socket(AF_INET, SOCK_STREAM, 0);
-    setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    if (bind(lfd, (struct sockaddr *)&table[rank], sizeof table[rank]) || listen(lfd, 4)) {
-        perror("host_rank: listen");
-        return -1;
-    }
-    /* right: connect until it listens (a board may still be booting) */
-    while (out < 0) {
-        out = socket(AF_INET, SOCK_STREAM, 0);
-        if (connect(out, (struct sockaddr *)&table[right], sizeof table[right]) == 0)
-            break;
-        close(out);
-        out = -1;
-        if (now_ms() - t0 > BOOT_MS) {
-            fprintf(stderr, "host_rank %d: right neighbour %d never listened\n", rank, right);
-            return -1;
-        }
-        usleep(200 * 1000);
-    }
-    if (send(out, mine, sizeof mine, MSG_NOSIGNAL) != (ssize_t)sizeof mine)
-        return -1;
-    /* left: accept until the left neighbour of this job says hello */
-    while (in < 0) {
-        struct pollfd pf = {lfd, POLLIN, 0};
-        int left_ms = BOOT_MS - (int)(now_ms() - t0);
-        if (left_ms <= 0 || poll(&pf, 1, left_ms) <= 0) {
-            fprintf(stderr, "host_rank %d: left neighbour %d never connected\n", rank, left);
-            return -1;
-        }
-        in = accept(lfd, 0, 0);
-        if (in < 0)
-            continue;
-        if (read_n(in, theirs, sizeof theirs, 5000) ||
-            tr_link_hs_check(theirs, token, (uint32_t)world, (uint32_t)left) != 0 ||
-            send(in, mine, sizeof mine, MSG_NOSIGNAL) != (ssize_t)sizeof mine) {
-            fprintf(stderr, "host_rank %d: refused a stranger on the listener\n", rank);
-            close(in);
-            in = -1;
-        }
-    }
-    close(lfd);
-    if (read_n(out, theirs, sizeof theirs, BOOT_MS) ||
-        tr_link_hs_check(theirs, token, (uint32_t)world, (uint32_t)right) != 0) {
-        fprintf(stderr, "host_rank %d: right neighbour's answer missing or wrong\n", rank);
-        return -1;
-    }
-    setsockopt(in, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    setsockopt(out, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    fcntl(in, F_SETFL, fcntl(in, F_GETFL) | O_NONBLOCK);
-    fcntl(out, F_SETFL, fcntl(out, F_GETFL) | O_NONBLOCK);
-    fd[TR_LEFT] = in;
-    fd[TR_RIGHT] = out;
-    return 0;
-}
+static struct tr_posix_endpoint table[MAX_WORLD];
 
 int main(int argc, char **argv)
 {
@@ -147,6 +32,7 @@ int main(int argc, char **argv)
     unsigned steps, s, B;
     uint64_t token, seed;
     struct tr_posix px;
+    struct tr_posix_table_config tc;
     struct tr_transport tp;
     struct tr_comm comm;
     struct tr_comm_config cc;
@@ -155,6 +41,7 @@ int main(int argc, char **argv)
     struct tr_sgd sgd;
     size_t need;
     void *arena = NULL, *scratch;
+    char err[256];
     uint8_t *pix, *lab;
     float *x, loss;
 
@@ -174,8 +61,10 @@ int main(int argc, char **argv)
         steps < 1 || steps > MAX_STEPS || B < 1)
         return 2;
     for (i = 0; i < world; i++)
-        if (parse_addr(argv[11 + i], &table[i]))
+        if (tr_posix_endpoint_parse(&table[i], argv[11 + i], err, sizeof err) < 0) {
+            fprintf(stderr, "host_rank: %s\n", err);
             return 2;
+        }
 
     tr_model_desc_convnet(&d, (unsigned)c1, (unsigned)c2, 10);
     if (tr_model_arena_size(&d, B, &need) < 0 ||
@@ -192,12 +81,20 @@ int main(int argc, char **argv)
         return 1;
     }
 
-    memset(&px, 0, sizeof px);
-    px.rank = rank;
-    px.world = world;
-    px.job_token = token;
-    if (links_open(rank, world, token, px.fd) < 0)
+    tr_posix_table_config_default(&tc);
+    tc.table = table;
+    tc.rank = rank;
+    tc.world = world;
+    tc.job_token = token;
+    tc.timeout_ms = BOOT_MS;
+    tc.handshake_ms = 5000;            /* a board under QEMU may answer slowly */
+    tc.sndbuf = -1;                    /* kernel autotuning, as before */
+    tc.rcvbuf = -1;
+    tc.spin_us = 0;                    /* QEMU boards share the cores: never spin */
+    if ((e = tr_posix_connect_table(&px, &tc, err, sizeof err)) < 0) {
+        fprintf(stderr, "host_rank %d: %s (%s)\n", rank, err, tr_strerror(e));
         return 1;
+    }
     tr_posix_transport(&px, &tp);
 
     memset(&cc, 0, sizeof cc);
