@@ -252,6 +252,54 @@ static void test_spin_policy(void)
     TH_CHECK(tr_posix_spin_for(&pc) == 7, "explicit value is kept");
 }
 
+/* "A.B.C.D:PORT" for static tables, and what connect_table refuses before
+ * it opens any socket. */
+static void test_table(void)
+{
+    static const char *const bad[] = { "", ":80", "127.0.0.1", "127.0.0.1:", "127.0.0.1:0",
+                                       "127.0.0.1:65536", "127.0.0.1:8x", "localhost:80",
+                                       "1.2.3:80", "127.0.0.1:-5", NULL };
+    struct tr_posix_endpoint e, t[3];
+    struct tr_posix_table_config tc;
+    struct tr_posix px;
+    char err[256];
+    int i;
+
+    TH_CHECK(tr_posix_endpoint_parse(&e, "198.18.0.10:5001", err, sizeof err) == 0 &&
+             e.addr == htonl(0xc612000au) && e.port == 5001, "endpoint parses");
+    TH_CHECK(tr_posix_endpoint_parse(&e, "127.0.0.1:65535", err, sizeof err) == 0 &&
+             e.port == 65535, "port 65535");
+    for (i = 0; bad[i]; i++)
+        TH_CHECK(tr_posix_endpoint_parse(&e, bad[i], err, sizeof err) == TR_ERR_INVAL &&
+                 strstr(err, "IPV4:PORT"), "bad endpoint refused with a message");
+    TH_CHECK(tr_posix_endpoint_parse(&e, NULL, err, sizeof err) == TR_ERR_INVAL, "NULL refused");
+
+    tr_posix_table_config_default(&tc);
+    TH_CHECK(tc.rank == -1 && tc.world == -1 && !tc.table && tc.spin_us == TR_POSIX_SPIN_AUTO &&
+             tc.timeout_ms == 0, "table config defaults");
+    t[0].addr = t[1].addr = t[2].addr = htonl(0x7f000001u);
+    t[0].port = 1; t[1].port = 2; t[2].port = 3;
+    tc.table = t; tc.world = 3; tc.rank = 3;
+    TH_CHECK(tr_posix_connect_table(&px, &tc, err, sizeof err) == TR_ERR_INVAL &&
+             px.fd[0] == -1 && px.fd[1] == -1 && strstr(err, "rank 3"), "rank out of range");
+    tc.rank = 0; tc.world = 0;
+    TH_CHECK(tr_posix_connect_table(&px, &tc, err, sizeof err) == TR_ERR_INVAL, "world 0");
+    tc.world = TR_POSIX_MAX_WORLD + 1;
+    TH_CHECK(tr_posix_connect_table(&px, &tc, err, sizeof err) == TR_ERR_INVAL, "world too big");
+    tc.world = 3; tc.table = NULL;
+    TH_CHECK(tr_posix_connect_table(&px, &tc, err, sizeof err) == TR_ERR_INVAL, "no table");
+    tc.table = t; t[2].port = 1;
+    TH_CHECK(tr_posix_connect_table(&px, &tc, err, sizeof err) == TR_ERR_INVAL &&
+             strstr(err, "ranks 0 and 2 share"), "duplicate entry");
+    t[2].port = 3; t[1].addr = 0;
+    TH_CHECK(tr_posix_connect_table(&px, &tc, err, sizeof err) == TR_ERR_INVAL &&
+             strstr(err, "rank 1"), "entry without an address");
+    /* world 1: no sockets, nothing to wait for */
+    tc.world = 1; tc.rank = 0; tc.spin_us = 7;
+    TH_CHECK(tr_posix_connect_table(&px, &tc, err, sizeof err) == 0 && px.world == 1 &&
+             px.fd[0] == -1 && px.fd[1] == -1 && px.spin_us == 7, "world 1");
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_DFL);          /* a SIGPIPE would kill the test: MSG_NOSIGNAL */
@@ -260,5 +308,6 @@ int main(void)
     test_plan();
     test_transport();
     test_spin_policy();
+    test_table();
     return th_report("posix_unit");
 }
