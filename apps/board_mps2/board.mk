@@ -156,16 +156,14 @@ $(BOARD_OUT)/ring.elf: $(BOARD_OUT)/net/ring_main.o $(BOARD_OUT)/net/lan9118_net
 
 BOARD_IMAGES := $(BOARD_OUT)/hello.elf $(BOARD_OUT)/nettest.elf $(BOARD_OUT)/train.elf \
                 $(BOARD_OUT)/train_narrow.elf $(BOARD_OUT)/ring.elf
-# a POSIX host rank for the mixed ring: static-table links, port/posix's
-# transport functions, the boards' train_step.c
+# a POSIX host rank for the mixed ring: static-table links
+# (tr_posix_connect_table), port/posix's transport, the boards' train_step.c
 $(BOARD_OUT)/host_rank: test/board/host_rank.c test/board/host_idx.c test/board/host_idx.h \
                         $(BOARD_DIR)/train_step.c $(BOARD_DIR)/train_step.h \
-                        $(LWIP_PORT_DIR)/tr_link_hs.c $(POSIX_LIB) $(BUILD)/libtinyring.a \
-                        $(CORE_HDRS) $(TR_LWIP_HDRS) $(wildcard port/posix/*.h)
+                        $(POSIX_LIB) $(BUILD)/libtinyring.a $(CORE_HDRS) $(wildcard port/posix/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(HOST_CFLAGS) -I$(BOARD_DIR) -Iport/posix -I$(LWIP_PORT_DIR) -o $@ test/board/host_rank.c \
-	  test/board/host_idx.c \
-	  $(BOARD_DIR)/train_step.c $(LWIP_PORT_DIR)/tr_link_hs.c $(POSIX_LIB) $(BUILD)/libtinyring.a
+	$(CC) $(HOST_CFLAGS) -I$(BOARD_DIR) -Iport/posix -o $@ test/board/host_rank.c \
+	  test/board/host_idx.c $(BOARD_DIR)/train_step.c $(POSIX_LIB) $(BUILD)/libtinyring.a
 
 BOARD_HOST_TOOLS := $(BOARD_OUT)/host_train $(BOARD_OUT)/gen_cfg $(BOARD_OUT)/host_rank
 
