@@ -9,6 +9,7 @@
  * Two QEMU instances joined by a socket netdev on 127.0.0.1 run ping and
  * pong. Exit status 0 when every check held. */
 #include <string.h>
+#include "args.h"
 #include "board.h"
 #include "fmt.h"
 #include "lan9118.h"
@@ -70,39 +71,24 @@ static int send_retry(const uint8_t *f, size_t len)
     return e;
 }
 
-static unsigned arg_uint(const char *p, unsigned dflt)
-{
-    unsigned v = 0;
-    if (!p || *p < '0' || *p > '9')
-        return dflt;
-    for (; *p >= '0' && *p <= '9'; p++)
-        v = v * 10u + (unsigned)(*p - '0');
-    return v;
-}
-
 int main(void)
 {
     static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
-    char cmd[128], *argv[4];
-    int argc = 0, e, bad = 0;
+    char *argv[BOARD_MAX_ARGS];
+    int argc, e, bad = 0;
     unsigned n, seq;
-    char *p;
 
     board_clock_init();
-    if (sh_cmdline(cmd, sizeof cmd) < 0)
-        return 2;
-    for (p = cmd; *p && argc < 4;) {
-        while (*p == ' ')
-            *p++ = '\0';
-        if (!*p)
-            break;
-        argv[argc++] = p;
-        while (*p && *p != ' ')
-            p++;
-    }
+    argc = board_args(argv);             /* 0 if there is no command line */
     if (argc < 2)
         return 2;
-    n = arg_uint(argc > 2 ? argv[2] : 0, 20);
+    n = 20;                              /* frames, unless the command line says */
+    if (argc > 2) {
+        int ok;
+        uint64_t v = board_arg_u64(argv[2], &ok);
+        if (ok && v <= 0xFFFFu)
+            n = (unsigned)v;
+    }
 
     e = lan9118_init(&nic, LAN9118_MPS2_BASE, 0, 0);
     board_printf("nettest: init %d id %x mac %x:%x link %d\n", e,
