@@ -100,8 +100,9 @@ int mr_args_parse(struct mr_args *a, int argc, char **argv)
         { "max-steps", 1, 0, O_MAXSTEPS }, { "debug-param-hash", 0, 0, O_HASH },
         { "quiet", 0, 0, O_QUIET }, { "help", 0, 0, O_HELP }, { 0, 0, 0, 0 }
     };
+    char o[32];                 /* the flag being parsed, "--name", for messages */
     uint64_t v;
-    int c;
+    int c, li;
 
     memset(a, 0, sizeof *a);
     a->batch = 100;
@@ -114,8 +115,14 @@ int mr_args_parse(struct mr_args *a, int argc, char **argv)
     a->world = -1;
     a->timeout_s = 60;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        const char *o = argv[optind - 1];
+    for (;;) {
+        li = -1;
+        c = getopt_long(argc, argv, "h", opts, &li);
+        if (c == -1)
+            break;
+        /* name the flag from the table: argv[optind - 1] is its value when
+         * the value is a separate argument ("--batch 0") */
+        snprintf(o, sizeof o, "--%s", li >= 0 ? opts[li].name : "?");
         switch (c) {
         case O_EPOCHS: if (num_u64(o, optarg, 1, 100000, &v)) return -1; a->epochs = (unsigned)v; break;
         case O_BATCH: if (num_u64(o, optarg, 1, 4096, &v)) return -1; a->batch = (unsigned)v; break;

@@ -39,6 +39,14 @@ check "--resume without --checkpoint: exit 2 (got $st)" test $st -eq 2 -a -n "$(
 check "--allreduce tree: exit 2 (got $st)" test $st -eq 2 -a -n "$(grep 'ring, chain or reduce-bcast' "$T/a3.err")"
 "$MR" --init-method tcp://127.0.0.1:1 --rank 2 --world-size 2 >/dev/null 2>"$T/a4.err"; st=$?
 check "--rank outside the world: exit 2 (got $st)" test $st -eq 2
+# a bad value is reported under the flag's name, value apart or after '='
+for bad in "--batch 0" "--batch=0" "--epochs x" "--lr -1" "--nproc 999" "--timeout=0" "--seed -3"; do
+  flag=${bad%%[ =]*}; val=${bad#*[ =]}
+  # shellcheck disable=SC2086
+  "$MR" $bad >/dev/null 2>"$T/a5.err"; st=$?
+  check "$bad: exit 2 (got $st), message names $flag and '$val'" \
+    sh -c '[ "$1" -eq 2 ] && grep -qF -- "mnist_ring: $2: '"'"'$3'"'"' is not" "$4"' sh "$st" "$flag" "$val" "$T/a5.err"
+done
 "$MR" --help | grep -q -- "--init-method URL"
 check "--help lists the flags" test $? -eq 0
 
