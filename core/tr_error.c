@@ -16,6 +16,7 @@ const char *tr_strerror(int err)
     case TR_ERR_FORMAT:    return "malformed input data";
     case TR_ERR_ADDRINUSE: return "address already in use";
     case TR_ERR_CLOSED:    return "peer closed the connection";
+    case TR_ERR_NOBUFS:    return "network stack out of buffers or memory";
     case TR_ERR_TIMEOUT:   return "timed out waiting for peer";
     case TR_ERR_REFUSED:   return "connection refused";
     case TR_ERR_UNREACH:   return "network unreachable";

@@ -21,6 +21,8 @@ enum tr_err {
     TR_ERR_FORMAT   = -84,   /* malformed input data (IDX file, checkpoint) */
     TR_ERR_ADDRINUSE = -98,  /* the port to listen on is taken */
     TR_ERR_CLOSED   = -104,  /* the peer closed or reset the connection */
+    TR_ERR_NOBUFS   = -105,  /* the system or the TCP/IP stack ran out of buffers
+                              * or memory (ENOBUFS, ENOMEM, lwIP's ERR_MEM) */
     TR_ERR_TIMEOUT  = -110,  /* no progress within the deadline */
     TR_ERR_REFUSED  = -111,  /* connection refused / peer not there */
     TR_ERR_UNREACH  = -113   /* no route / interface down */

@@ -51,8 +51,8 @@ int tr_lwip_err(int e)
 {
     switch (e) {
     case ERR_OK:         return 0;
-    case ERR_MEM:        return TR_ERR_NOMEM;     /* lwIP pools exhausted */
-    case ERR_BUF:        return TR_ERR_NOMEM;
+    case ERR_MEM:        return TR_ERR_NOBUFS;    /* lwIP pools exhausted */
+    case ERR_BUF:        return TR_ERR_NOBUFS;
     case ERR_TIMEOUT:    return TR_ERR_TIMEOUT;
     case ERR_RTE:        return TR_ERR_UNREACH;   /* no route: netif/link down */
     case ERR_INPROGRESS: return TR_ERR_AGAIN;
@@ -370,7 +370,7 @@ static int start_connect(struct tr_lwip *lw)
     struct tcp_pcb *pcb = tcp_new();
     err_t e;
     if (!pcb)
-        return TR_ERR_NOMEM;
+        return TR_ERR_NOBUFS;     /* MEMP_NUM_TCP_PCB exhausted */
     IP_ADDR4(&ip, a->ip[0], a->ip[1], a->ip[2], a->ip[3]);
     attach(l, pcb);
     l->state = LS_CONNECTING;
@@ -391,7 +391,7 @@ static int start_listen(struct tr_lwip *lw)
     struct tcp_pcb *lpcb;
     err_t e;
     if (!pcb)
-        return TR_ERR_NOMEM;
+        return TR_ERR_NOBUFS;     /* MEMP_NUM_TCP_PCB exhausted */
     e = tcp_bind(pcb, IP_ANY_TYPE, lw->cfg.table[lw->cfg.rank].port);
     if (e != ERR_OK) {
         lw->last_lwip_err = e;

@@ -121,7 +121,7 @@ int tr_lwip_init(struct tr_lwip *lw, const struct tr_lwip_config *cfg);
 
 /* Listen, connect to the right neighbour, accept the left one, exchange link
  * handshakes; drives the stack until both links are up or the deadline.
- * Returns 0, TR_ERR_TIMEOUT, TR_ERR_ADDRINUSE, TR_ERR_NOMEM (lwIP pools). */
+ * Returns 0, TR_ERR_TIMEOUT, TR_ERR_ADDRINUSE, TR_ERR_NOBUFS (lwIP pools). */
 int tr_lwip_connect(struct tr_lwip *lw);
 
 /* The transport for tr_comm_init (valid while lw lives). */

@@ -62,7 +62,7 @@ int tr_posix_errno_code(int e)
     case EHOSTDOWN:
     case EADDRNOTAVAIL: return TR_ERR_UNREACH;
     case ENOMEM:
-    case ENOBUFS:       return TR_ERR_NOMEM;
+    case ENOBUFS:       return TR_ERR_NOBUFS;   /* the kernel's, not the arena */
     default:            return TR_ERR_IO;
     }
 }

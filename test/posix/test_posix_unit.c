@@ -254,6 +254,20 @@ static void test_spin_policy(void)
 
 /* "A.B.C.D:PORT" for static tables, and what connect_table refuses before
  * it opens any socket. */
+/* the kernel running out of socket buffers or memory is not the caller's
+ * arena being too small: its own code, and a text that says so */
+static void test_errno_codes(void)
+{
+    TH_CHECK(tr_posix_errno_code(ENOBUFS) == TR_ERR_NOBUFS, "ENOBUFS -> %d", tr_posix_errno_code(ENOBUFS));
+    TH_CHECK(tr_posix_errno_code(ENOMEM) == TR_ERR_NOBUFS, "ENOMEM -> %d", tr_posix_errno_code(ENOMEM));
+    TH_CHECK(strstr(tr_strerror(tr_posix_errno_code(ENOBUFS)), "arena") == NULL &&
+             strstr(tr_strerror(tr_posix_errno_code(ENOBUFS)), "network") != NULL,
+             "ENOBUFS reads '%s'", tr_strerror(tr_posix_errno_code(ENOBUFS)));
+    TH_CHECK(tr_posix_errno_code(ECONNRESET) == TR_ERR_CLOSED, "ECONNRESET");
+    TH_CHECK(tr_posix_errno_code(EAGAIN) == TR_ERR_AGAIN, "EAGAIN");
+    TH_CHECK(tr_posix_errno_code(EACCES) == TR_ERR_IO, "EACCES");
+}
+
 static void test_table(void)
 {
     static const char *const bad[] = { "", ":80", "127.0.0.1", "127.0.0.1:", "127.0.0.1:0",
@@ -309,5 +323,6 @@ int main(void)
     test_transport();
     test_spin_policy();
     test_table();
+    test_errno_codes();
     return th_report("posix_unit");
 }
