@@ -2,15 +2,20 @@
 # bench-core: tinyring's kernels and training step against PyTorch's, side by
 # side on one core. Rounds alternate (tinyring, torch, tinyring, ...) so both
 # see the same machine load; each side's best round is compared.
-# usage: run.sh BENCH_BINARY [batch] [rounds] [steps]
+# With PEAK_PROBE (bench/core/peak_probe.c), the core's limit for separate
+# multiplies and adds is measured before and after the rounds (the better
+# of the two counts) and the best round is given as a fraction of it.
+# usage: run.sh BENCH_BINARY [batch] [rounds] [steps] [PEAK_PROBE]
 set -u
-bin=$1; batch=${2:-100}; rounds=${3:-3}; steps=${4:-20}
+bin=$1; batch=${2:-100}; rounds=${3:-3}; steps=${4:-20}; probe=${5:-}
 here=$(dirname "$0")
 py=/usr/bin/python3
 best_c=0; best_t=0; have_torch=1
 if ! [ -x "$py" ] || ! "$py" -c 'import torch' 2>/dev/null; then
   have_torch=0; echo "torch: SKIP (python3-torch not installed; no side-by-side ratio)"
 fi
+probe_out=
+[ -n "$probe" ] && probe_out=$(timeout 60 "$probe")
 # per-layer table once
 pin=""   # unpinned: on a shared machine the scheduler finds the idler core
 timeout 300 $pin "$bin" "$batch" "$steps" | grep -v '^step_samples_per_s'
@@ -27,4 +32,19 @@ echo "tinyring training step, batch $batch, 1 core: $best_c samples/s (best of $
 if [ $have_torch = 1 ]; then
   echo "torch (1 thread) same step:                 $best_t samples/s (best of $rounds)"
   awk -v a="$best_c" -v b="$best_t" 'BEGIN{ if (b>0) printf "ratio tinyring/torch: %.2fx\n", a/b }'
+fi
+if [ -n "$probe" ]; then
+  probe_out=$(printf '%s\n%s\n' "$probe_out" "$(timeout 60 "$probe")")
+  printf '%s\n' "$probe_out" | awk -v sps="$best_c" '
+    /^peak probe:/ { line = $0 }
+    /^peak_gflops/ { if ($2 > peak) { peak = $2; best = line } }
+    /^fma_gflops/  { if ($2 > fma) fma = $2 }
+    /^flops_per_sample/ { f = $2 }
+    END {
+      if (peak <= 0 || f <= 0) { print "fraction-of-peak N=1: ? (the probe failed)"; exit }
+      print best " (best of 2 probes)"
+      if (fma > 0) printf "  (with fused multiply-add, not used by core: %.1f GFLOP/s)\n", fma
+      printf "step FLOPs per sample: %.0f (2 per multiply-accumulate of the convs and the linear layer, fwd + bwd)\n", f
+      printf "fraction-of-peak N=1: %.1f%% (%.1f samples/s x %.0f FLOPs = %.1f GFLOP/s of %.1f)\n",
+             100 * sps * f / (peak * 1e9), sps, f, sps * f * 1e-9, peak }'
 fi

@@ -4,6 +4,10 @@
 # (../shared/bench/torch_seed002.py: DDP, and per-parameter all_reduce) on
 # the same data, batch 100 per rank, lr 0.001, momentum 0.9, one epoch each,
 # with the test accuracy after that epoch. Prints a table and the ratio.
+# The last line, fraction-of-peak N=2, is the 2-rank samples/s x the seed
+# net's FLOPs per sample over twice the per-core limit for separate
+# multiplies and adds that BUILD_DIR/bench/core/peak_probe measures (the
+# better of a probe before and after the runs).
 # Usage: bench_train.sh BUILD_DIR   (env: STEPS=150 steps per timed run, ROUNDS=2 runs)
 set -u
 here=$(cd "$(dirname "$0")/../.." && pwd)
@@ -24,6 +28,10 @@ json() { /usr/bin/python3 -c 'import json,sys; d=json.loads([l for l in open(sys
 
 best() { sort -g | tail -1; }   # best of several runs: the machine is shared, noise only slows
 
+PROBE=$B/bench/core/peak_probe
+probe() { [ -x "$PROBE" ] && timeout 60 "$PROBE" >>"$T/probe"; }
+: >"$T/probe"
+probe
 {
 echo "training bench: $(basename "$data") data in $data, batch 100/rank, lr 0.001, momentum 0.9, $(nproc) cores"
 echo "samples/s: best of $ROUNDS runs of $STEPS steps (interleaved with the peer at N=2); test acc: after 1 full epoch"
@@ -61,6 +69,7 @@ for r in $(seq $ROUNDS); do
   fi
 done
 o2=$(best <"$T/o2")
+probe
 for n in 1 2 4; do
   eval "v=\$o$n"
   printf '%-40s %5d %11s %9s\n' "mnist_ring ring" $n "$v" "-"
@@ -88,4 +97,13 @@ PY
 else
   echo "torch peer skipped: needs /usr/bin/python3 with torch and torchvision (python3-torch, python3-torchvision) and $PEER"
 fi
+awk -v sps="$o2" '
+  /^peak probe:/ { line = $0 }
+  /^peak_gflops/ { if ($2 > peak) { peak = $2; best = line } }
+  /^flops_per_sample/ { f = $2 }
+  END {
+    if (peak <= 0 || f <= 0 || sps <= 0) { print "fraction-of-peak N=2: ? (no probe or no 2-rank run)"; exit }
+    print best
+    printf "fraction-of-peak N=2: %.1f%% (%.1f samples/s x %.0f FLOPs / (2 x %.1f GFLOP/s))\n",
+           100 * sps * f / (2 * peak * 1e9), sps, f, peak }' "$T/probe"
 } | tee "$out"
