@@ -121,7 +121,8 @@ static void bn_train(float *restrict y, float *restrict save, float *restrict ru
         invstd = 1.0f / tr_sqrtf(var + TR_BN_EPS);
         save[c] = mean;
         save[C + c] = invstd;
-        /* running stats: unbiased variance (biased if only one value) */
+        /* running stats: unbiased variance (biased if only one value, which
+         * tr_model refuses in training; the kernel alone stays defined) */
         run[c] = (1.0f - TR_BN_MOMENTUM) * run[c] + TR_BN_MOMENTUM * mean;
         run[C + c] = (1.0f - TR_BN_MOMENTUM) * run[C + c] +
                      TR_BN_MOMENTUM * (cnt > 1.0f ? sq / (cnt - 1.0f) : var);

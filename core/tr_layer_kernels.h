@@ -65,6 +65,9 @@ void tr_relu_forward(float *y, const float *x, size_t count);
 void tr_relu_inplace(float *x, size_t count);
 /* 1 if layer i of m is a ReLU that overwrites its input's buffer */
 int tr_model_relu_in_place(const struct tr_model *m, unsigned i);
+/* 1 if a BatchNorm layer of m would see one value per channel with n samples
+ * (n * H * W == 1): training refuses it, as PyTorch does */
+int tr_model_bn_single_value(const struct tr_model *m, unsigned n);
 void tr_relu_backward(float *dx, const float *dy, const float *y, size_t count);
 
 /* MaxPool2d, window k, stride s, no padding, floor. Backward routes dy to

@@ -162,6 +162,17 @@ int tr_model_relu_in_place(const struct tr_model *m, unsigned i)
     return prev == TR_LAYER_CONV2D || prev == TR_LAYER_BATCHNORM2D || prev == TR_LAYER_LINEAR;
 }
 
+int tr_model_bn_single_value(const struct tr_model *m, unsigned n)
+{
+    unsigned i;
+
+    for (i = 0; i < m->n_layers; i++)
+        if (m->layer[i].d.kind == TR_LAYER_BATCHNORM2D &&
+            (size_t)n * m->layer[i].in_h * m->layer[i].in_w == 1)
+            return 1;
+    return 0;
+}
+
 static size_t sample_floats(const struct tr_layer *l, int out)
 {
     return out ? (size_t)l->out_c * l->out_h * l->out_w
@@ -181,6 +192,9 @@ static int layout(struct tr_model *m, const struct tr_model_desc *d, unsigned ba
     err = resolve(m, d);
     if (err)
         return err;
+    /* a BN over a 1x1 map at batch 1 could never take a training step */
+    if (batch == 1 && tr_model_bn_single_value(m, 1))
+        return TR_ERR_INVAL;
     m->batch = batch;
     m->params = tr_arena_floats(a, m->n_params);
     m->grads = tr_arena_floats(a, m->n_params);

@@ -20,6 +20,9 @@ int tr_model_forward(struct tr_model *m, const float *x, unsigned n, int train)
 
     if (x == NULL || n == 0 || n > m->batch)
         return TR_ERR_INVAL;
+    /* PyTorch: "Expected more than 1 value per channel when training" */
+    if (train && tr_model_bn_single_value(m, n))
+        return TR_ERR_INVAL;
     for (i = 0; i < m->n_layers; i++) {
         struct tr_layer *l = &m->layer[i];
         const float *p = m->params + l->p_off;

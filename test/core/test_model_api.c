@@ -218,9 +218,47 @@ static void test_runtime(void)
     free(x);
 }
 
+/* BatchNorm with one value per channel (a 1x1 map at batch 1) cannot train:
+ * PyTorch refuses ("Expected more than 1 value per channel when training");
+ * so does tinyring, at init when the batch makes it certain, else at a
+ * training forward of one sample. Eval forward stays allowed. */
+static void test_bn_single_value(void)
+{
+    static uint8_t a[1u << 16] TR_ARENA_ALIGNED;
+    struct tr_model_desc d;
+    struct tr_model m;
+    float x[2 * 3] = {0.5f, -1.0f, 2.0f, 1.5f, 0.25f, -0.75f};
+    uint8_t lab[2] = {0, 1};
+    float loss;
+    size_t b = 0;
+    unsigned i, nz = 0;
+
+    memset(&d, 0, sizeof d);
+    d.in_c = 3; d.in_h = 1; d.in_w = 1; d.n_layers = 3;
+    d.layer[0].kind = TR_LAYER_BATCHNORM2D;
+    d.layer[1].kind = TR_LAYER_FLATTEN;
+    d.layer[2].kind = TR_LAYER_LINEAR; d.layer[2].out = 2;
+    expect_inval(&d, 1, "BN on a 1x1 map at batch 1");
+    TH_CHECK(tr_model_arena_size(&d, 2, &b) == 0 && tr_model_init(&m, &d, 2, a, sizeof a) == 0,
+             "BN on a 1x1 map at batch 2 lays out");
+    tr_model_init_params(&m, 1);
+    TH_CHECK(tr_model_forward(&m, x, 1, 1) == TR_ERR_INVAL, "train forward of 1 sample refused");
+    TH_CHECK(tr_model_backward(&m) == TR_ERR_INVAL, "nothing to backward after the refusal");
+    TH_CHECK(tr_model_forward(&m, x, 1, 0) == 0, "eval forward of 1 sample allowed");
+    TH_CHECK(tr_model_forward(&m, x, 2, 1) == 0 && tr_model_loss(&m, lab, &loss, NULL) == 0 &&
+             tr_model_backward(&m) == 0, "train step of 2 samples");
+    for (i = 0; i < 6; i++)   /* BN gamma and beta get gradients again */
+        nz += m.grads[i] != 0.0f;
+    TH_CHECK(nz >= 3, "BN gradients nonzero at 2 values per channel (%u of 6)", nz);
+    /* the seed net's BN see 28x28 and 14x14 maps: batch 1 is fine */
+    tr_model_desc_convnet(&d, 4, 8, 10);
+    TH_CHECK(tr_model_arena_size(&d, 1, &b) == 0, "seed-shaped net at batch 1");
+}
+
 int main(void)
 {
     test_sizes();
+    test_bn_single_value();
     test_bad_descs();
     test_runtime();
     return th_report("core_model_api");
