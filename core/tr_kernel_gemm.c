@@ -211,31 +211,108 @@ static void gemm(float *c, const float *a, const float *b, size_t m, size_t n,
 }
 
 #else
-/* ---- plain C tile (no vector registers) ------------------------------ */
-#define TR_MR 4
-#define TR_NR 8
+/* ---- scalar FPU tile: Cortex-M4F (FPv4-SP), RISC-V F, 32 float registers
+ *
+ * A tile of up to 6 rows x 4 columns of C lives in 24 scalar accumulators;
+ * with the 4 values of a B row, one A value and one product that is 30 of
+ * the 32 float registers. Each k step loads the B row (4 loads and one
+ * pointer step), one value of each of the 6 A rows (on Arm a post-increment
+ * load each), and does 24 multiplies and 24 adds: on the Cortex-M4F 61
+ * instructions with the loop's compare and branch, 2.54 per multiply-add.
+ * RISC-V has no post-increment, so its loop walks 4 k steps per turn (the A
+ * loads use offsets and each row pointer steps once per turn).
+ *
+ * GCC's first scheduling pass hoists loads and multiplies so far ahead that
+ * 30 live values no longer fit and accumulators spill to the stack in the
+ * loop (65 instructions per k step on the M4F, 103 on RV32), so the tiles
+ * are compiled without it. */
+#define TR_MR 6
+#define TR_NR 4
+#if defined(__riscv)
+#define TR_KU 4   /* k steps per loop turn */
+#else
+#define TR_KU 1
+#endif
+#if defined(__GNUC__) && !defined(__clang__)
+#define TR_TILE static inline __attribute__((always_inline, optimize("no-schedule-insns")))
+#define TR_TILE_FN static __attribute__((optimize("no-schedule-insns")))
+#else
+#define TR_TILE static inline
+#define TR_TILE_FN static
+#endif
 
-/* C (MR, NR) += A (MR, k) * B (k, NR) */
-static void tile(float *restrict c, const float *restrict a, const float *restrict b,
-                 size_t k, size_t lda, size_t ldb, size_t ldc, int accumulate)
-{
-    float acc[TR_MR][TR_NR];
-    size_t i, j, p;
-
-    for (i = 0; i < TR_MR; i++)
-        for (j = 0; j < TR_NR; j++)
-            acc[i][j] = accumulate ? c[i * ldc + j] : 0.0f;
-    for (p = 0; p < k; p++) {
-        const float *bp = b + p * ldb;
-        for (i = 0; i < TR_MR; i++) {
-            const float av = a[i * lda + p];
-            for (j = 0; j < TR_NR; j++)
-                acc[i][j] += av * bp[j];
-        }
+/* row i of the tile: accumulators ci0..ci3 start at C's values or +0 */
+#define ACC_INIT(i)                                                           \
+    float c##i##0 = acc ? c[i * ldc + 0] : 0.0f, c##i##1 = acc ? c[i * ldc + 1] : 0.0f, \
+          c##i##2 = acc ? c[i * ldc + 2] : 0.0f, c##i##3 = acc ? c[i * ldc + 3] : 0.0f;
+/* one k step of row i: its A value times the B row b0..b3 */
+#define ROW_STEP(i)                                                           \
+    if (mr > i) {                                                             \
+        const float av = *a##i++;                                             \
+        c##i##0 += av * b0; c##i##1 += av * b1;                               \
+        c##i##2 += av * b2; c##i##3 += av * b3;                               \
     }
-    for (i = 0; i < TR_MR; i++)
-        for (j = 0; j < TR_NR; j++)
-            c[i * ldc + j] = acc[i][j];
+#define ACC_STORE(i)                                                          \
+    if (mr > i) {                                                             \
+        c[i * ldc + 0] = c##i##0; c[i * ldc + 1] = c##i##1;                   \
+        c[i * ldc + 2] = c##i##2; c[i * ldc + 3] = c##i##3;                   \
+    }
+
+/* one k step of the whole tile: B row p, then each row's A value */
+#define K_STEP()                                                              \
+    do {                                                                      \
+        const float b0 = b[0], b1 = b[1], b2 = b[2], b3 = b[3];              \
+        b += ldb;                                                             \
+        ROW_STEP(0) ROW_STEP(1) ROW_STEP(2) ROW_STEP(3) ROW_STEP(4) ROW_STEP(5) \
+    } while (0)
+
+/* C (mr, 4) += A (mr, k) * B (k, 4), mr <= 6 a compile-time constant at
+ * every call, so the unused rows vanish */
+TR_TILE void tile(float *restrict c, const float *restrict a, const float *restrict b,
+                  size_t k, size_t lda, size_t ldb, size_t ldc, int acc, const int mr)
+{
+    const float *a0 = a, *a1 = mr > 1 ? a0 + lda : a0, *a2 = mr > 2 ? a1 + lda : a1;
+    const float *a3 = mr > 3 ? a2 + lda : a2, *a4 = mr > 4 ? a3 + lda : a3;
+    const float *a5 = mr > 5 ? a4 + lda : a4;
+    size_t p, u;
+    ACC_INIT(0) ACC_INIT(1) ACC_INIT(2) ACC_INIT(3) ACC_INIT(4) ACC_INIT(5)
+
+    for (p = k / TR_KU; p > 0; p--) {
+#if defined(__GNUC__)
+#pragma GCC unroll 4
+#endif
+        for (u = 0; u < TR_KU; u++)
+            K_STEP();
+    }
+    for (p = k % TR_KU; p > 0; p--)
+        K_STEP();
+    ACC_STORE(0) ACC_STORE(1) ACC_STORE(2) ACC_STORE(3) ACC_STORE(4) ACC_STORE(5)
+}
+
+TR_TILE_FN void tile6(float *c, const float *a, const float *b, size_t k,
+                      size_t lda, size_t ldb, size_t ldc, int acc)
+{
+    tile(c, a, b, k, lda, ldb, ldc, acc, 6);
+}
+
+/* the rows below a multiple of 6: 4, 2 and 1 row tiles */
+TR_TILE_FN void tile_rest(float *c, const float *a, const float *b, size_t m, size_t k,
+                          size_t lda, size_t ldb, size_t ldc, int acc)
+{
+    if (m >= 4) {
+        tile(c, a, b, k, lda, ldb, ldc, acc, 4);
+        c += 4 * ldc;
+        a += 4 * lda;
+        m -= 4;
+    }
+    if (m >= 2) {
+        tile(c, a, b, k, lda, ldb, ldc, acc, 2);
+        c += 2 * ldc;
+        a += 2 * lda;
+        m -= 2;
+    }
+    if (m)
+        tile(c, a, b, k, lda, ldb, ldc, acc, 1);
 }
 
 static void gemm(float *c, const float *a, const float *b, size_t m, size_t n,
@@ -244,11 +321,13 @@ static void gemm(float *c, const float *a, const float *b, size_t m, size_t n,
     const size_t nb = n - n % TR_NR, mb = m - m % TR_MR;
     size_t i, j;
 
+    /* column strips outermost: the strip of B (k, 4) is reread by every
+     * row block while it is still in the cache, where there is one */
     for (j = 0; j < nb; j += TR_NR) {
         for (i = 0; i < mb; i += TR_MR)
-            tile(c + i * ldc + j, a + i * lda, b + j, k, lda, ldb, ldc, acc);
+            tile6(c + i * ldc + j, a + i * lda, b + j, k, lda, ldb, ldc, acc);
         if (mb < m)
-            gemm_tail(c + mb * ldc + j, a + mb * lda, b + j, m - mb, TR_NR, k, lda, ldb, ldc, acc);
+            tile_rest(c + mb * ldc + j, a + mb * lda, b + j, m - mb, k, lda, ldb, ldc, acc);
     }
     if (nb < n)
         gemm_tail(c + nb, a, b + nb, m, n - nb, k, lda, ldb, ldc, acc);
