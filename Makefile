@@ -8,19 +8,15 @@
 #
 # Each directory owns a fragment (*.mk) that adds its rules and appends to
 # TEST_TARGETS, BENCH_TARGETS and CROSS_TARGETS; this file only ties them up.
+# Fragments are included with `include`: a missing or renamed one stops make
+# instead of silently dropping its tests.
 
 BUILD    ?= build
 CC       ?= cc
 HOST_ARCH ?= -march=native
 
-# core/: freestanding C99, strict. -ffp-contract=off keeps float results the
-# same on every target (SGD and the collectives rely on it for bitwise-equal
-# ranks across boards and hosts).
-CORE_CFLAGS := -std=c99 -Wall -Wextra -Werror -pedantic -O3 -ffp-contract=off \
-               -fno-math-errno -ffreestanding -Icore
-# host programs, ports and tests: POSIX C
+# host programs, ports and tests: POSIX C (core's own flags: core/core.mk)
 HOST_CFLAGS := -std=gnu99 -Wall -Wextra -O2 -g -Icore $(HOST_ARCH)
-CORE_HOST_CFLAGS := $(CORE_CFLAGS) -g $(HOST_ARCH)
 
 TEST_TARGETS  :=
 BENCH_TARGETS :=
@@ -30,13 +26,14 @@ CROSS_TARGETS :=
 all: $(BUILD)/libtinyring.a
 
 include core/core.mk
--include test/test.mk
--include port/posix/posix.mk
--include test/comm/comm.mk
--include apps/mnist_ring/mnist_ring.mk
--include port/lwip/lwip.mk
--include apps/board_mps2/board.mk
--include test/sanitize.mk
+include test/test.mk
+include port/posix/posix.mk
+include test/comm/comm.mk
+include apps/mnist_ring/mnist_ring.mk
+include port/lwip/lwip.mk
+include apps/board_mps2/board.mk
+include test/sanitize.mk
+include test/build/build.mk
 
 # Installs the system packages the tests need (apt-get; root or sudo).
 deps:

@@ -6,8 +6,7 @@ SAN_DIR    := $(BUILD)/asan
 SAN_CFLAGS := -std=gnu99 -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all \
               -fno-omit-frame-pointer -Icore -Itest
 SAN_CORE   := $(wildcard core/*.c)
-SAN_CORE_TESTS := test_math test_model_api test_grad test_fast test_golden test_gemm_plain
-SAN_BINS   := $(SAN_CORE_TESTS:%=$(SAN_DIR)/%) $(SAN_DIR)/test_comm $(SAN_DIR)/test_comm_faults \
+SAN_BINS   := $(CORE_TESTS:%=$(SAN_DIR)/%) $(SAN_DIR)/test_comm $(SAN_DIR)/test_comm_faults \
               $(SAN_DIR)/test_app_units
 
 $(SAN_DIR)/test_%: test/core/test_%.c $(SAN_CORE) $(CORE_HDRS) test/harness.h

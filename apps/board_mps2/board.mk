@@ -14,16 +14,14 @@ BOARD_AR    ?= arm-none-eabi-ar
 BOARD_SIZE  ?= arm-none-eabi-size
 BOARD_NM    ?= arm-none-eabi-nm
 BOARD_QEMU  ?= qemu-system-arm
-BOARD_ARCH  := -mcpu=cortex-m4 -mthumb -mfpu=fpv4-sp-d16 -mfloat-abi=hard
-# core for the board: the project's core flags at -O2, plus the architecture;
-# section per function so the image keeps only what it calls.
-BOARD_CORE_CFLAGS := $(filter-out -O3,$(CORE_CFLAGS)) -O2 $(BOARD_ARCH) \
-                     -ffunction-sections -fdata-sections
+# core for the board: core's microcontroller flags (core/core.mk) for the
+# Cortex-M4F
+BOARD_CORE_CFLAGS := $(CORE_MCU_CFLAGS) $(M4F_ARCH)
 # board support and images: gnu99, same float rules as core
 BOARD_CFLAGS := -std=gnu99 -Wall -Wextra -Werror -O2 -g -ffp-contract=off \
-                -ffreestanding $(BOARD_ARCH) -ffunction-sections -fdata-sections \
+                -ffreestanding $(M4F_ARCH) -ffunction-sections -fdata-sections \
                 -Icore -I$(BOARD_DIR) -I$(BOARD_OUT)
-BOARD_LDFLAGS := $(BOARD_ARCH) -nostartfiles --specs=nano.specs -T $(BOARD_DIR)/mps2.ld \
+BOARD_LDFLAGS := $(M4F_ARCH) -nostartfiles --specs=nano.specs -T $(BOARD_DIR)/mps2.ld \
                  -Wl,--gc-sections -Wl,--no-warn-rwx-segments
 BOARD_LIBS  := -lc -lgcc
 
@@ -122,7 +120,7 @@ BOARD_TR_LWIP_LIB := $(BOARD_OUT)/libtr_lwip_m4.a
 # of 8 MSS let the host burst more frames than the FIFO holds, the model
 # dropped them and TCP stalled on retransmission timeouts. 4 MSS fits.
 BOARD_LWIP_DEFS ?= -DTCP_WND='(4*TCP_MSS)'
-BOARD_LWIP_CFLAGS := -std=gnu99 -O2 -g -w $(BOARD_ARCH) -ffunction-sections -fdata-sections \
+BOARD_LWIP_CFLAGS := -std=gnu99 -O2 -g -w $(M4F_ARCH) -ffunction-sections -fdata-sections \
                      -ffreestanding $(LWIP_INCLUDES) $(BOARD_LWIP_DEFS)
 
 $(BOARD_OUT)/lwip/%.o: $(LWIP_DIR)/src/%.c $(TR_LWIP_HDRS) $(BOARD_DIR)/board.mk | $(LWIP_STAMP)
@@ -132,7 +130,7 @@ $(BOARD_OUT)/lwip/%.o: $(LWIP_DIR)/src/%.c $(TR_LWIP_HDRS) $(BOARD_DIR)/board.mk
 $(BOARD_OUT)/lwip_port/%.o: $(LWIP_PORT_DIR)/%.c $(TR_LWIP_HDRS) $(CORE_HDRS) $(BOARD_DIR)/board.mk \
                              | $(LWIP_STAMP)
 	@mkdir -p $(dir $@)
-	$(BOARD_CC) $(TR_LWIP_CFLAGS) $(BOARD_LWIP_DEFS) $(BOARD_ARCH) -ffunction-sections \
+	$(BOARD_CC) $(TR_LWIP_CFLAGS) $(BOARD_LWIP_DEFS) $(M4F_ARCH) -ffunction-sections \
 	  -fdata-sections -c $< -o $@
 
 $(BOARD_LWIP_LIB): $(BOARD_LWIP_OBJS)

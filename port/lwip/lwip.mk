@@ -59,13 +59,13 @@ $(BUILD)/libtr_lwip.a: $(TR_LWIP_HOST_OBJS)
 lwip: $(BUILD)/liblwip.a $(BUILD)/libtr_lwip.a
 lwip-fetch: $(LWIP_STAMP)
 
--include test/lwip/lwip_test.mk
--include bench/lwip/lwip_bench.mk
+include test/lwip/lwip_test.mk
+include bench/lwip/lwip_bench.mk
 
 # Cortex-M4F objects of lwIP + the port with the same lwipopts.h, and their
 # sizes (text/data/bss per object: bss is lwIP's static pools and heap).
 LWIP_CM4_CC     ?= arm-none-eabi-gcc
-LWIP_CM4_FLAGS  := -mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16 -Os \
+LWIP_CM4_FLAGS  := $(M4F_ARCH) -Os \
                    -ffunction-sections -fdata-sections
 LWIP_CM4_OBJS   := $(LWIP_CORE_SRCS:$(LWIP_DIR)/src/%.c=$(BUILD)/lwip/cm4/lwip/%.o)
 TR_LWIP_CM4_OBJS := $(TR_LWIP_SRCS:$(LWIP_PORT_DIR)/%.c=$(BUILD)/lwip/cm4/port/%.o)

@@ -30,5 +30,5 @@ test-symbols: $(CORE_OBJS)
 
 TEST_TARGETS += test-core test-symbols
 
--include test/core/cross.mk
--include bench/core/bench.mk
+include test/core/cross.mk
+include bench/core/bench.mk

@@ -4,13 +4,12 @@
 #   test-cross   cross-core as a test, plus the M4F image run in QEMU
 #                (mps2-an386, semihosting exit status)
 CROSS_DIR     := $(BUILD)/cross
-CROSS_CFLAGS  := $(filter-out -O3,$(CORE_CFLAGS)) -O2 -ffunction-sections -fdata-sections
+CROSS_CFLAGS  := $(CORE_MCU_CFLAGS)
 CROSS_IMAGE_NET := 4 8 4
 # the startup files cast the stack symbol into the vector table: not -pedantic
 CROSS_IMG_CFLAGS := $(filter-out -pedantic,$(CROSS_CFLAGS))
 M4_CC   := arm-none-eabi-gcc
 M4_SIZE := arm-none-eabi-size
-M4_ARCH := -mcpu=cortex-m4 -mthumb -mfpu=fpv4-sp-d16 -mfloat-abi=hard
 RV_CC   := riscv64-unknown-elf-gcc
 RV_SIZE := riscv64-unknown-elf-size
 RV_ARCH := -march=rv32imafc -mabi=ilp32f -mcmodel=medany
@@ -29,7 +28,7 @@ $(CROSS_DIR)/image_arena.h: $(ARENA_SIZES)
 
 $(CROSS_DIR)/m4/core/%.o: core/%.c $(CORE_HDRS)
 	@mkdir -p $(dir $@)
-	$(M4_CC) $(CROSS_CFLAGS) $(M4_ARCH) -c $< -o $@
+	$(M4_CC) $(CROSS_CFLAGS) $(M4F_ARCH) -c $< -o $@
 
 $(CROSS_DIR)/rv32/core/%.o: core/%.c $(CORE_HDRS)
 	@mkdir -p $(dir $@)
@@ -46,7 +45,7 @@ $(CROSS_DIR)/rv32/libtinyring.a: $(CROSS_RV_OBJS)
 CROSS_IMG_SRCS := test/core/cross/image.c $(CROSS_DIR)/image_arena.h
 
 $(CROSS_DIR)/m4/image.elf: $(CROSS_IMG_SRCS) test/core/cross/start_m4.c test/core/cross/m4.ld $(CROSS_DIR)/m4/libtinyring.a
-	$(M4_CC) $(CROSS_IMG_CFLAGS) $(M4_ARCH) -I$(CROSS_DIR) -nostdlib -nostartfiles \
+	$(M4_CC) $(CROSS_IMG_CFLAGS) $(M4F_ARCH) -I$(CROSS_DIR) -nostdlib -nostartfiles \
 	  -T test/core/cross/m4.ld -Wl,--gc-sections -o $@ test/core/cross/start_m4.c \
 	  test/core/cross/image.c $(CROSS_DIR)/m4/libtinyring.a -lgcc
 
@@ -57,7 +56,7 @@ $(CROSS_DIR)/rv32/image.elf: $(CROSS_IMG_SRCS) test/core/cross/start_rv.S test/c
 
 .PHONY: cross-core test-cross
 cross-core: $(CROSS_DIR)/m4/image.elf $(CROSS_DIR)/rv32/image.elf
-	@echo "== core, Cortex-M4F ($(M4_ARCH)), -O2: library objects (total) and image"
+	@echo "== core, Cortex-M4F ($(M4F_ARCH)), -O2: library objects (total) and image"
 	@$(M4_SIZE) -t $(CROSS_DIR)/m4/libtinyring.a | tail -1 | sed 's/(TOTALS)/libtinyring.a (all objects)/'
 	@$(M4_SIZE) $(CROSS_DIR)/m4/image.elf | tail -1
 	@echo "== core, RISC-V ($(RV_ARCH)), -O2: library objects (total) and image"
