@@ -4,7 +4,7 @@
 #   make run        train the seed ConvNet on 4 local ranks (apps/mnist_ring)
 #   make test       every host test (installs what it needs first)
 #   make bench      kernels, collectives and training, side by side with peers
-#   make cross      core (and ports, images) for Cortex-M4F and RISC-V, with sizes
+#   make cross      core (and ports, images) for Cortex-M4F, RISC-V and Cortex-M55, with sizes
 #
 # Each directory owns a fragment (*.mk) that adds its rules and appends to
 # TEST_TARGETS, BENCH_TARGETS and CROSS_TARGETS; this file only ties them up.

@@ -165,10 +165,10 @@ $(BOARD_OUT)/host_rank: test/board/host_rank.c test/board/host_idx.c test/board/
 
 BOARD_HOST_TOOLS := $(BOARD_OUT)/host_train $(BOARD_OUT)/gen_cfg $(BOARD_OUT)/host_rank
 
-# instruction count per training sample under qemu -icount (not a test:
-# builds a few variants into $(BUILD)/board-cyc-*)
-board-cycles: $(BOARD_OUT)/host_train $(BOARD_OUT)/hello.elf
-	@BUILD=$(BUILD) BOARD_OUT=$(BOARD_OUT) BOARD_QEMU=$(BOARD_QEMU) bash $(BOARD_DIR)/cycles.sh
+# instruction count per training sample under qemu -icount on the three
+# cross targets (not a test: builds test/core/cross images of a few variants)
+board-cycles: $(ARENA_SIZES) $(BUILD)/libtinyring.a
+	@BUILD=$(BUILD) MAKE="$(MAKE)" bash $(BOARD_DIR)/cycles.sh
 
 # the ring again with a small board's lwIP (MSS 536, 2-segment window and
 # send buffer), built into $(BUILD)/board-small: RAM it needs and that it works

@@ -1,30 +1,41 @@
 #!/usr/bin/env bash
-# tinyring board_mps2: `make board-cycles`. Emulated instruction count per
-# training sample on the Cortex-M4F, for a few variants and micro-batches.
+# tinyring: `make board-cycles`. Instructions per training sample (forward,
+# loss, backward, SGD with momentum) on the Cortex-M4F (mps2-an386), RV32IMAFC
+# (virt) and Cortex-M55 with MVE (mps3-an547), for the seed net and the
+# narrow one at micro-batch 1 and 4, measured under QEMU.
 #
-# How: QEMU runs with -icount shift=0, so virtual time advances exactly 1 ns
-# per guest instruction; the image times its training loop with SysTick on
-# the 25 MHz processor clock (40 ns of virtual time per tick), hence
-# instructions = ticks x 40. The hello image's calibration loop (5,000,000
-# turns of subs+bne) checks the method. This counts instructions, not cycles
-# of real silicon: no wait states, no pipeline stalls, no FPU latencies.
+# How: the minimal core images of test/core/cross (variant C1-C2-BATCH-STEPS-0:
+# no checks, a synthetic batch) run under QEMU with -icount shift=0, where
+# virtual time advances exactly 1 ns per guest instruction. RV32 reads
+# minstret, which then counts instructions exactly; the Arm images read
+# SysTick on the processor clock and convert ticks with a calibration loop
+# of 2^21 instructions timed at start (40 instructions per tick at 25 MHz,
+# 31.25 at 32 MHz). These are instructions, not cycles of real silicon: no
+# wait states, no pipeline stalls, no FPU or MVE beat latencies.
+# usage: MAKE=make BUILD=build cycles.sh
 set -eu
 B=${BUILD:-build}
-QEMU=${BOARD_QEMU:-qemu-system-arm}
-work=$(mktemp -d /tmp/tr-cycles.XXXXXX)
-trap 'rm -rf "$work"' EXIT
-STEPS=2
-"${BOARD_OUT:-$B/board}/host_train" samples "$work" 64 >/dev/null
-timeout 60 "$QEMU" -M mps2-an386 -display none -monitor none -serial none -icount shift=0 \
-  -semihosting-config enable=on,target=native,arg=hello -kernel "${BOARD_OUT:-$B/board}/hello.elf" 2>&1 | grep calib
-printf "%-8s %6s %14s %16s\n" variant batch "ticks/sample" "instr/sample"
-for v in "16 32 1" "16 32 4" "4 8 1" "4 8 4"; do
-  set -- $v
-  out=$B/board-cyc-$1x$2b$3
-  make --no-print-directory -s BOARD_OUT="$out" BOARD_TRAIN_C1=$1 BOARD_TRAIN_C2=$2 \
-    BOARD_TRAIN_BATCH=$3 "$out/train.elf" >/dev/null
-  t=$(timeout 300 "$QEMU" -M mps2-an386 -display none -monitor none -serial none -icount shift=0 \
-      -semihosting-config enable=on,target=native,arg=train,arg=$work/images.idx,arg=$work/labels.idx,arg=$STEPS,arg=42 \
-      -kernel "$out/train.elf" 2>&1 | sed -n 's/^ticks [0-9]* per-sample \([0-9]*\).*/\1/p')
-  printf "%-8s %6s %14s %16s\n" "$1/$2" "$3" "$t" "$((t * 40))"
+MK=${MAKE:-make}
+STEPS=${CYCLES_STEPS:-2}
+here=$(cd "$(dirname "$0")/../.." && pwd)
+. "$here/test/core/cross/qemu.sh"
+variants="16-32-1 16-32-4 4-8-1 4-8-4"
+targets="m4 rv32 m55"
+elfs=
+for t in $targets; do
+  for v in $variants; do elfs="$elfs $B/cross/$t/$v-$STEPS-0.elf"; done
+done
+$MK --no-print-directory -s $elfs >/dev/null
+printf "%-22s %-6s %6s %16s %14s\n" target net batch "instr/sample" "instr/MAC"
+for t in $targets; do
+  for v in $variants; do
+    set -- $(echo "$v" | tr - ' ')
+    out=$(cross_qemu "$t" "$B/cross/$t/$v-$STEPS-0.elf" 600) || { echo "$t $v: the image failed:"; echo "$out"; exit 1; }
+    n=$(printf '%s\n' "$out" | sed -n 's/^# instructions per sample \([0-9]*\).*/\1/p')
+    # multiply-accumulates per sample: conv1 fwd + dw, conv2 fwd + dw + dx, linear x3
+    macs=$(( 784*25*$1*2 + 196*25*$1*$2*3 + 49*$2*10*3 ))
+    case $t in m4) name="Cortex-M4F";; rv32) name="RV32IMAFC";; m55) name="Cortex-M55 (MVE)";; esac
+    printf "%-22s %-6s %6s %16s %14s\n" "$name" "$1/$2" "$3" "$n" "$(awk -v a="$n" -v b="$macs" 'BEGIN{printf "%.2f", a/b}')"
+  done
+  printf '%s\n' "$out" | grep '^# SysTick' | sed "s/^# /  ($t: /; s/\$/)/" || true
 done

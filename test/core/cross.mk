@@ -1,74 +1,112 @@
-# test/core/cross.mk: core for Cortex-M4F and RV32IMAFC, each linked into a
-# minimal bare-metal image (test/core/cross/), with text/data/bss sizes.
-#   cross-core   build both, print sizes (appended to CROSS_TARGETS)
-#   test-cross   cross-core as a test, plus the M4F image run in QEMU
-#                (mps2-an386, semihosting exit status)
+# test/core/cross.mk: core for Cortex-M4F, RV32IMAFC and Cortex-M55 (with
+# the M-profile vector extension), each linked into a minimal bare-metal
+# image (test/core/cross/), with text/data/bss sizes.
+#   cross-core   build the three libraries and test images, print sizes
+#                (appended to CROSS_TARGETS)
+#   test-cross   the images run under QEMU (mps2-an386, virt, mps3-an547)
+#                and must print exactly what the host twin prints
+#   board-cycles instructions per training sample on the three targets
+#                (apps/board_mps2/cycles.sh; the target lives in board.mk)
+#
+# An image is named by its variant C1-C2-BATCH-STEPS-CHECKS: the net's
+# channels, the micro-batch, the training steps and whether the GEMM and
+# fast-vs-reference checks run first. $(CROSS_DIR)/<target>/<variant>.elf;
+# the host twin is $(CROSS_DIR)/host/<variant>.
 CROSS_DIR     := $(BUILD)/cross
 CROSS_CFLAGS  := $(CORE_MCU_CFLAGS)
-CROSS_IMAGE_NET := 4 8 4
+CROSS_TEST_VARIANT := 4-8-4-3-1
 # the startup files cast the stack symbol into the vector table: not -pedantic
 CROSS_IMG_CFLAGS := $(filter-out -pedantic,$(CROSS_CFLAGS))
-M4_CC   := arm-none-eabi-gcc
-M4_SIZE := arm-none-eabi-size
-RV_CC   := riscv64-unknown-elf-gcc
-RV_SIZE := riscv64-unknown-elf-size
-RV_ARCH := -march=rv32imafc -mabi=ilp32f -mcmodel=medany
+CROSS_ARCHS := m4 rv32 m55
 
-CROSS_M4_OBJS := $(CORE_SRCS:core/%.c=$(CROSS_DIR)/m4/core/%.o)
-CROSS_RV_OBJS := $(CORE_SRCS:core/%.c=$(CROSS_DIR)/rv32/core/%.o)
+m4_CC     := arm-none-eabi-gcc
+m4_AR     := arm-none-eabi-ar
+m4_SIZE   := arm-none-eabi-size
+m4_ARCH   := $(M4F_ARCH)
+m4_PORT   := test/core/cross/port_arm.c
+m4_LD     := test/core/cross/m4.ld
+m4_LDFLAGS :=
+m4_NAME   := Cortex-M4F
+rv32_CC   := riscv64-unknown-elf-gcc
+rv32_AR   := riscv64-unknown-elf-ar
+rv32_SIZE := riscv64-unknown-elf-size
+rv32_ARCH := -march=rv32imafc -mabi=ilp32f -mcmodel=medany
+rv32_PORT := test/core/cross/port_rv.c test/core/cross/start_rv.S
+rv32_LD   := test/core/cross/rv.ld
+rv32_LDFLAGS := -Wl,--no-warn-rwx-segments
+rv32_NAME := RV32IMAFC
+m55_CC    := arm-none-eabi-gcc
+m55_AR    := arm-none-eabi-ar
+m55_SIZE  := arm-none-eabi-size
+# MVE floating-point instructions compute with the standard FPSCR value
+# (subnormals flushed to zero), unlike the scalar FPU and every other
+# target: core's loops stay scalar (no auto-vectorisation); only the GEMM
+# uses MVE, and redoes a tile on the scalar FPU when a flush happened.
+m55_ARCH  := -mcpu=cortex-m55 -mthumb -mfloat-abi=hard -fno-tree-vectorize
+m55_PORT  := test/core/cross/port_arm.c
+m55_LD    := test/core/cross/m55.ld
+m55_LDFLAGS :=
+m55_NAME  := Cortex-M55 (MVE)
+
 ARENA_SIZES   := $(BUILD)/test/core/arena_sizes
+CROSS_IMG_SRCS := test/core/cross/image.c test/core/cross/image.h test/core/cross/mini_libc.c
 
 $(ARENA_SIZES): test/core/arena_sizes.c $(BUILD)/libtinyring.a $(CORE_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(HOST_CFLAGS) -o $@ $< $(BUILD)/libtinyring.a
 
-$(CROSS_DIR)/image_arena.h: $(ARENA_SIZES)
+# a variant's static arena, from the size query: C1 C2 BATCH of the stem
+$(CROSS_DIR)/var/%/image_arena.h: $(ARENA_SIZES)
 	@mkdir -p $(dir $@)
-	$(ARENA_SIZES) -h $(CROSS_IMAGE_NET) > $@
+	$(ARENA_SIZES) -h $(wordlist 1,3,$(subst -, ,$*)) > $@
 
-$(CROSS_DIR)/m4/core/%.o: core/%.c $(CORE_HDRS)
+cross_steps  = -DIMAGE_STEPS=$(word 4,$(subst -, ,$(1))) -DIMAGE_CHECKS=$(word 5,$(subst -, ,$(1)))
+
+# per target: core objects, the library, images of any variant
+define CROSS_ARCH_RULES
+CROSS_$(1)_OBJS := $$(CORE_SRCS:core/%.c=$$(CROSS_DIR)/$(1)/core/%.o)
+
+$$(CROSS_DIR)/$(1)/core/%.o: core/%.c $$(CORE_HDRS)
+	@mkdir -p $$(dir $$@)
+	$$($(1)_CC) $$(CROSS_CFLAGS) $$($(1)_ARCH) -c $$< -o $$@
+
+$$(CROSS_DIR)/$(1)/libtinyring.a: $$(CROSS_$(1)_OBJS)
+	@rm -f $$@
+	$$($(1)_AR) rcs $$@ $$^
+
+$$(CROSS_DIR)/$(1)/%.elf: $$(CROSS_DIR)/var/%/image_arena.h $$(CROSS_IMG_SRCS) $$($(1)_PORT) \
+                          $$($(1)_LD) $$(CROSS_DIR)/$(1)/libtinyring.a
+	$$($(1)_CC) $$(CROSS_IMG_CFLAGS) $$($(1)_ARCH) -Icore -I$$(CROSS_DIR)/var/$$* \
+	  $$(call cross_steps,$$*) -nostdlib -nostartfiles -T $$($(1)_LD) -Wl,--gc-sections \
+	  $$($(1)_LDFLAGS) -o $$@ $$($(1)_PORT) test/core/cross/image.c test/core/cross/mini_libc.c \
+	  $$(CROSS_DIR)/$(1)/libtinyring.a -lgcc
+endef
+$(foreach a,$(CROSS_ARCHS),$(eval $(call CROSS_ARCH_RULES,$(a))))
+
+# the host twin: the same image.c on the host library
+$(CROSS_DIR)/host/%: $(CROSS_DIR)/var/%/image_arena.h $(CROSS_IMG_SRCS) test/core/cross/port_host.c \
+                     $(BUILD)/libtinyring.a
 	@mkdir -p $(dir $@)
-	$(M4_CC) $(CROSS_CFLAGS) $(M4F_ARCH) -c $< -o $@
+	$(CC) $(filter-out -ffreestanding,$(CORE_HOST_CFLAGS)) -Icore -I$(CROSS_DIR)/var/$* \
+	  $(call cross_steps,$*) -o $@ test/core/cross/port_host.c test/core/cross/image.c $(BUILD)/libtinyring.a
 
-$(CROSS_DIR)/rv32/core/%.o: core/%.c $(CORE_HDRS)
-	@mkdir -p $(dir $@)
-	$(RV_CC) $(CROSS_CFLAGS) $(RV_ARCH) -c $< -o $@
+CROSS_TEST_IMAGES := $(CROSS_ARCHS:%=$(CROSS_DIR)/%/$(CROSS_TEST_VARIANT).elf)
 
-$(CROSS_DIR)/m4/libtinyring.a: $(CROSS_M4_OBJS)
-	@rm -f $@
-	arm-none-eabi-ar rcs $@ $^
+.PHONY: cross-core test-cross cross-images
+cross-images: $(CROSS_TEST_IMAGES) $(CROSS_DIR)/host/$(CROSS_TEST_VARIANT)
 
-$(CROSS_DIR)/rv32/libtinyring.a: $(CROSS_RV_OBJS)
-	@rm -f $@
-	riscv64-unknown-elf-ar rcs $@ $^
-
-CROSS_IMG_SRCS := test/core/cross/image.c $(CROSS_DIR)/image_arena.h
-
-$(CROSS_DIR)/m4/image.elf: $(CROSS_IMG_SRCS) test/core/cross/start_m4.c test/core/cross/m4.ld $(CROSS_DIR)/m4/libtinyring.a
-	$(M4_CC) $(CROSS_IMG_CFLAGS) $(M4F_ARCH) -I$(CROSS_DIR) -nostdlib -nostartfiles \
-	  -T test/core/cross/m4.ld -Wl,--gc-sections -o $@ test/core/cross/start_m4.c \
-	  test/core/cross/image.c $(CROSS_DIR)/m4/libtinyring.a -lgcc
-
-$(CROSS_DIR)/rv32/image.elf: $(CROSS_IMG_SRCS) test/core/cross/start_rv.S test/core/cross/rv.ld $(CROSS_DIR)/rv32/libtinyring.a
-	$(RV_CC) $(CROSS_IMG_CFLAGS) $(RV_ARCH) -I$(CROSS_DIR) -nostdlib -nostartfiles \
-	  -T test/core/cross/rv.ld -Wl,--gc-sections,--no-warn-rwx-segments -o $@ test/core/cross/start_rv.S \
-	  test/core/cross/image.c $(CROSS_DIR)/rv32/libtinyring.a -lgcc
-
-.PHONY: cross-core test-cross
-cross-core: $(CROSS_DIR)/m4/image.elf $(CROSS_DIR)/rv32/image.elf
-	@echo "== core, Cortex-M4F ($(M4F_ARCH)), -O2: library objects (total) and image"
-	@$(M4_SIZE) -t $(CROSS_DIR)/m4/libtinyring.a | tail -1 | sed 's/(TOTALS)/libtinyring.a (all objects)/'
-	@$(M4_SIZE) $(CROSS_DIR)/m4/image.elf | tail -1
-	@echo "== core, RISC-V ($(RV_ARCH)), -O2: library objects (total) and image"
-	@$(RV_SIZE) -t $(CROSS_DIR)/rv32/libtinyring.a | tail -1 | sed 's/(TOTALS)/libtinyring.a (all objects)/'
-	@$(RV_SIZE) $(CROSS_DIR)/rv32/image.elf | tail -1
-	@echo "(image bss holds the static arena for conv $(word 1,$(CROSS_IMAGE_NET))/$(word 2,$(CROSS_IMAGE_NET)) at batch $(word 3,$(CROSS_IMAGE_NET)))"
+cross-core: cross-images
+	@$(foreach a,$(CROSS_ARCHS),\
+	  echo "== core, $($(a)_NAME) ($($(a)_ARCH)), -O2: library objects (total) and test image"; \
+	  $($(a)_SIZE) -t $(CROSS_DIR)/$(a)/libtinyring.a | tail -1 | sed 's/(TOTALS)/libtinyring.a (all objects)/'; \
+	  $($(a)_SIZE) $(CROSS_DIR)/$(a)/$(CROSS_TEST_VARIANT).elf | tail -1;)
+	@echo "(image bss: the static arena for net, batch and the GEMM checks of variant $(CROSS_TEST_VARIANT) = C1-C2-BATCH-STEPS-CHECKS)"
 
 # the host pieces are built first, so the sub-make below only builds the
 # cross objects (nothing shared with a parallel outer make)
 test-cross: $(ARENA_SIZES) $(BUILD)/libtinyring.a
 	@mkdir -p $(TR_RESULTS)
-	timeout 600 bash test/core/cross_test.sh $(MAKE) $(CROSS_DIR)
+	timeout 900 bash test/core/cross_test.sh $(MAKE) $(CROSS_DIR) $(CROSS_TEST_VARIANT)
 
 CROSS_TARGETS += cross-core
 TEST_TARGETS  += test-cross

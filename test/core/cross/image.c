@@ -1,83 +1,301 @@
-/* A minimal bare-metal image around core: size the arena with the size
- * query (at build time, through the generated image_arena.h, and again at
- * run time), init a narrow ConvNet on a static arena, run three training
- * steps (forward, loss, backward, SGD) on a synthetic batch and return 0 if
- * the loss went down. No libc: the memcpy/memset/memmove a compiler may
- * emit for struct copies and loops are defined here, not in core. */
+/* A minimal bare-metal image around core, the same source on every target
+ * (Cortex-M4F, RV32IMAFC, Cortex-M55 under QEMU) and on the host (the twin
+ * whose output the targets must reproduce line for line).
+ *
+ * With IMAGE_CHECKS (the test image):
+ *   - the fast GEMM against the reference, bitwise, on the seed net's and
+ *     the narrow net's shapes, odd sizes and operands whose products fall
+ *     below the smallest normal float; each result's hash is printed;
+ *   - a whole training step of the net with the fast kernels against the
+ *     reference kernels (loss and every gradient within a float tolerance).
+ * Always: the size query (at build time through the generated
+ * image_arena.h, and again here), then IMAGE_STEPS training steps (forward,
+ * loss, backward, SGD with momentum) on a synthetic batch, printing each
+ * step's loss bits and the hashes of the parameters and BN statistics;
+ * lines starting with '#' carry the instructions each step took and are not
+ * compared. No libc: the memcpy/memset/memmove a compiler may emit are
+ * defined in the ports. */
 #include "tinyring.h"
+#include "tr_layer_kernels.h"
+#include "image.h"
 #include "image_arena.h"
 
-static uint8_t arena[IMAGE_ARENA_BYTES] TR_ARENA_ALIGNED;
+#ifndef IMAGE_STEPS
+#define IMAGE_STEPS 3
+#endif
+#ifndef IMAGE_CHECKS
+#define IMAGE_CHECKS 0
+#endif
+
+#if IMAGE_CHECKS
+#define GEMM_POOL_FLOATS 180000u   /* the largest shape below: A, B and two C */
+#define MAX_PARAMS 32768u
+#else
+#define GEMM_POOL_FLOATS 0u
+#endif
+#define POOL_BYTES (IMAGE_ARENA_BYTES > GEMM_POOL_FLOATS * 4u ? IMAGE_ARENA_BYTES : GEMM_POOL_FLOATS * 4u)
+
+/* the model's arena; the GEMM checks borrow it before the model is laid out */
+static uint8_t pool[POOL_BYTES] TR_ARENA_ALIGNED;
 static struct tr_model model;
 static float input[IMAGE_BATCH * 28 * 28];
 static uint8_t labels[IMAGE_BATCH];
-volatile float image_loss[3];   /* inspectable from a debugger */
 
-int image_main(void);
-
-int image_main(void)
+/* ---- text without libc ------------------------------------------------ */
+static char *put_str(char *p, const char *s)
 {
-    struct tr_model_desc d;
+    while (*s)
+        *p++ = *s++;
+    return p;
+}
+
+static char *put_u64(char *p, uint64_t v)
+{
+    char d[24];
+    int n = 0;
+    do {
+        d[n++] = (char)('0' + v % 10u);
+        v /= 10u;
+    } while (v);
+    while (n)
+        *p++ = d[--n];
+    return p;
+}
+
+static char *put_hex(char *p, uint32_t v)
+{
+    int i;
+    p = put_str(p, "0x");
+    for (i = 28; i >= 0; i -= 4)
+        *p++ = "0123456789abcdef"[(v >> i) & 15u];
+    return p;
+}
+
+static void line_end(char *buf, char *p)
+{
+    *p++ = '\n';
+    *p = 0;
+    img_puts(buf);
+}
+
+static uint32_t float_bits(float f)
+{
+    uint32_t u;
+    __builtin_memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+/* FNV-1a over the bytes of n floats (every target is little-endian) */
+static uint32_t hash_floats(const float *x, size_t n)
+{
+    const uint8_t *b = (const uint8_t *)x;
+    uint32_t h = 2166136261u;
+    size_t i;
+    for (i = 0; i < n * sizeof *x; i++)
+        h = (h ^ b[i]) * 16777619u;
+    return h;
+}
+
+#if IMAGE_CHECKS
+/* ---- GEMM: fast against reference, bitwise ----------------------------- */
+struct shape { uint16_t m, n, k; int8_t scale; };
+
+/* scale: 0 for values in [-1, 1); s < 0 multiplies A and B by 2^(8s) so
+ * products land in or below the subnormal range */
+static const struct shape shapes[] = {
+    {16, 784, 25, 0}, {32, 196, 400, 0}, {25, 16, 784, 0}, {400, 32, 196, 0}, {400, 196, 32, 0},
+    {4, 784, 25, 0}, {8, 196, 100, 0}, {25, 4, 784, 0}, {100, 8, 196, 0}, {100, 196, 8, 0},
+    {1, 1, 1, 0}, {5, 7, 13, 0}, {7, 37, 13, 0}, {11, 9, 2, 0}, {13, 8, 0, 0}, {9, 17, 3, 0},
+    {12, 8, 9, -8}, {7, 13, 5, -9}, {6, 4, 300, -8},
+};
+
+static float scaled(struct tr_rng *r, int scale)
+{
+    float v = tr_rng_uniform(r, -1.0f, 1.0f);
+    int i;
+    for (i = 0; i < -scale; i++)
+        v *= 1.0f / 256.0f;   /* exact: a power of two, above the subnormal range for |scale| <= 9 */
+    return v;
+}
+
+static int gemm_check(const struct shape *s, int set)
+{
+    const size_t m = s->m, n = s->n, k = s->k, lda = k + 1, ldb = n + 2, ldc = n + 3;
+    float *a = (float *)(void *)pool, *b = a + m * lda, *c1 = b + (k ? k : 1) * ldb, *c2 = c1 + m * ldc;
+    struct tr_rng r;
+    char buf[96], *p = buf;
+    size_t i;
+    int ok;
+
+    if ((size_t)(c2 + m * ldc - a) > GEMM_POOL_FLOATS) {
+        img_puts("gemm: shape does not fit the pool\n");
+        return 1;
+    }
+    tr_rng_seed(&r, 11u + m, n * 131u + k);
+    for (i = 0; i < m * lda; i++)
+        a[i] = scaled(&r, s->scale);
+    for (i = 0; i < (k ? k : 1) * ldb; i++)
+        b[i] = scaled(&r, s->scale);
+    for (i = 0; i < m * ldc; i++)
+        c1[i] = c2[i] = set ? (i % ldc < n ? 1e30f : 3.0f) : scaled(&r, s->scale);
+    if (set) {
+        for (i = 0; i < m * ldc; i++)
+            if (i % ldc < n)
+                c2[i] = 0.0f;
+        tr_gemm_set(c1, a, b, m, n, k, lda, ldb, ldc);
+    } else {
+        tr_gemm(c1, a, b, m, n, k, lda, ldb, ldc);
+    }
+    tr_gemm_ref(c2, a, b, m, n, k, lda, ldb, ldc);
+    ok = __builtin_memcmp(c1, c2, m * ldc * sizeof *c1) == 0;
+    p = put_str(p, set ? "gemm_set " : "gemm ");
+    p = put_u64(p, m);
+    p = put_str(p, "x");
+    p = put_u64(p, n);
+    p = put_str(p, "x");
+    p = put_u64(p, k);
+    if (s->scale) {
+        p = put_str(p, " tiny");
+    }
+    p = put_str(p, ": ");
+    p = put_hex(p, hash_floats(c1, m * ldc));
+    p = put_str(p, ok ? " same bits as the reference" : " FAIL: bits differ from the reference");
+    line_end(buf, p);
+    return !ok;
+}
+
+/* ---- one training step, fast kernels against the reference ------------ */
+static float absf(float x)
+{
+    return x < 0 ? -x : x;
+}
+
+static int fast_vs_ref(void)
+{
+    static float g_fast[MAX_PARAMS];
+    float loss_fast = 0, loss_ref = 0, gmax = 0;
+    size_t i, bad = 0;
+    char buf[96], *p = buf;
+
+    if (model.n_params > MAX_PARAMS)
+        return 1;
+    model.kernels = TR_KERNELS_FAST;
+    if (tr_model_forward(&model, input, IMAGE_BATCH, 1) != 0 ||
+        tr_model_loss(&model, labels, &loss_fast, 0) != 0 || tr_model_backward(&model) != 0)
+        return 1;
+    for (i = 0; i < model.n_params; i++)
+        g_fast[i] = model.grads[i];
+    model.kernels = TR_KERNELS_REF;
+    if (tr_model_forward(&model, input, IMAGE_BATCH, 1) != 0 ||
+        tr_model_loss(&model, labels, &loss_ref, 0) != 0 || tr_model_backward(&model) != 0)
+        return 1;
+    model.kernels = TR_KERNELS_FAST;
+    for (i = 0; i < model.n_params; i++)
+        if (absf(model.grads[i]) > gmax)
+            gmax = absf(model.grads[i]);
+    /* per element 1e-4 relative, floored at 1e-6 of the largest gradient */
+    for (i = 0; i < model.n_params; i++)
+        if (absf(g_fast[i] - model.grads[i]) > 1e-4f * (absf(model.grads[i]) + 0.01f * gmax))
+            bad++;
+    if (absf(loss_fast - loss_ref) > 1e-5f * absf(loss_ref))
+        bad++;
+    p = put_str(p, "training step, fast kernels against the reference: ");
+    if (bad) {
+        p = put_str(p, "FAIL: ");
+        p = put_u64(p, bad);
+        p = put_str(p, " values outside the tolerance");
+    } else {
+        p = put_str(p, "loss and ");
+        p = put_u64(p, model.n_params);
+        p = put_str(p, " gradients within 1e-4");
+    }
+    line_end(buf, p);
+    return bad != 0;
+}
+#endif
+
+/* ---- training steps ----------------------------------------------------- */
+static int train(void)
+{
     struct tr_sgd sgd;
-    struct tr_rng rng;
-    size_t need = 0, i;
+    uint64_t total = 0;
+    char buf[128], *p;
     unsigned step;
 
-    tr_model_desc_convnet(&d, IMAGE_C1, IMAGE_C2, 10);
-    if (tr_model_arena_size(&d, IMAGE_BATCH, &need) != 0 || need > sizeof arena)
-        return 1;
-    if (tr_model_init(&model, &d, IMAGE_BATCH, arena, sizeof arena) != 0)
-        return 2;
     tr_model_init_params(&model, 1);
+    tr_sgd_init(&sgd);
+    sgd.lr = 0.01f;
+    sgd.momentum = 0.9f;
+    for (step = 0; step < IMAGE_STEPS; step++) {
+        float loss = 0.0f;
+        uint64_t t0 = img_instret(), t1;
+        if (tr_model_forward(&model, input, IMAGE_BATCH, 1) != 0 ||
+            tr_model_loss(&model, labels, &loss, 0) != 0 || tr_model_backward(&model) != 0)
+            return 1;
+        tr_sgd_step(&sgd, model.params, model.grads, model.momentum, model.n_params);
+        t1 = img_instret();
+        total += t1 - t0;
+        p = put_str(buf, "step ");
+        p = put_u64(p, step);
+        p = put_str(p, " loss bits ");
+        p = put_hex(p, float_bits(loss));
+        line_end(buf, p);
+        p = put_str(buf, "# step ");
+        p = put_u64(p, step);
+        p = put_str(p, " instructions ");
+        p = put_u64(p, t1 - t0);
+        line_end(buf, p);
+    }
+    p = put_str(buf, "params hash ");
+    p = put_hex(p, hash_floats(model.params, model.n_params));
+    p = put_str(p, ", BN statistics hash ");
+    p = put_hex(p, hash_floats(model.buffers, model.n_buffers));
+    line_end(buf, p);
+    p = put_str(buf, "# instructions per sample ");
+    p = put_u64(p, total / ((uint64_t)IMAGE_STEPS * IMAGE_BATCH));
+    p = put_str(p, " (net ");
+    p = put_u64(p, IMAGE_C1);
+    p = put_str(p, "/");
+    p = put_u64(p, IMAGE_C2);
+    p = put_str(p, ", batch ");
+    p = put_u64(p, IMAGE_BATCH);
+    p = put_str(p, ", ");
+    p = put_u64(p, IMAGE_STEPS);
+    p = put_str(p, " steps)");
+    line_end(buf, p);
+    return 0;
+}
+
+int img_main(void)
+{
+    struct tr_model_desc d;
+    struct tr_rng rng;
+    size_t need = 0, i;
+    int fails = 0;
+
+#if IMAGE_CHECKS
+    for (i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+        fails += gemm_check(&shapes[i], 0) + gemm_check(&shapes[i], 1);
+#endif
+    tr_model_desc_convnet(&d, IMAGE_C1, IMAGE_C2, 10);
+    if (tr_model_arena_size(&d, IMAGE_BATCH, &need) != 0 || need != IMAGE_ARENA_BYTES ||
+        tr_model_init(&model, &d, IMAGE_BATCH, pool, sizeof pool) != 0) {
+        img_puts("FAIL: size query or init\n");
+        return 1;
+    }
     tr_rng_seed(&rng, 7, 7);
     for (i = 0; i < sizeof input / sizeof input[0]; i++)
         input[i] = tr_rng_uniform(&rng, -1.0f, 1.0f);
     for (i = 0; i < IMAGE_BATCH; i++)
         labels[i] = (uint8_t)tr_rng_below(&rng, 10);
-    tr_sgd_init(&sgd);
-    sgd.lr = 0.01f;
-    for (step = 0; step < 3; step++) {
-        float loss = 0.0f;
-        if (tr_model_forward(&model, input, IMAGE_BATCH, 1) != 0 ||
-            tr_model_loss(&model, labels, &loss, 0) != 0 || tr_model_backward(&model) != 0)
-            return 3;
-        tr_sgd_step(&sgd, model.params, model.grads, model.momentum, model.n_params);
-        image_loss[step] = loss;
+#if IMAGE_CHECKS
+    tr_model_init_params(&model, 1);
+    fails += fast_vs_ref();
+#endif
+    if (train() != 0) {
+        img_puts("FAIL: a training step returned an error\n");
+        return 1;
     }
-    return image_loss[2] < image_loss[0] ? 0 : 4;
-}
-
-void *memcpy(void *dst, const void *src, size_t n);
-void *memmove(void *dst, const void *src, size_t n);
-void *memset(void *dst, int c, size_t n);
-
-void *memcpy(void *dst, const void *src, size_t n)
-{
-    unsigned char *d = dst;
-    const unsigned char *s = src;
-    while (n--)
-        *d++ = *s++;
-    return dst;
-}
-
-void *memmove(void *dst, const void *src, size_t n)
-{
-    unsigned char *d = dst;
-    const unsigned char *s = src;
-    if (d < s) {
-        while (n--)
-            *d++ = *s++;
-    } else {
-        while (n--)
-            d[n] = s[n];
-    }
-    return dst;
-}
-
-void *memset(void *dst, int c, size_t n)
-{
-    unsigned char *d = dst;
-    while (n--)
-        *d++ = (unsigned char)c;
-    return dst;
+    img_puts(fails ? "FAIL: some checks failed\n" : "all checks passed\n");
+    return fails != 0;
 }
