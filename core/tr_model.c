@@ -14,6 +14,7 @@
 #include "tr_math.h"
 #include "tr_rng.h"
 #include "tr_layer_kernels.h"
+#include "tr_util.h"
 
 void tr_model_desc_convnet(struct tr_model_desc *d, unsigned c1, unsigned c2,
                            unsigned classes)
@@ -303,17 +304,14 @@ void tr_model_init_params(struct tr_model *m, uint64_t seed)
 /* FNV-1a over a fixed byte serialisation (no struct padding, no endianness). */
 static uint32_t fnv(uint32_t h, uint64_t v, unsigned bytes)
 {
-    unsigned i;
-    for (i = 0; i < bytes; i++) {
-        h ^= (uint32_t)(v >> (8u * i)) & 0xffu;
-        h *= 16777619u;
-    }
-    return h;
+    uint8_t b[8];
+    tr_put_le64(b, v);
+    return tr_fnv1a32(h, b, bytes);     /* the low `bytes` bytes of v */
 }
 
 uint32_t tr_model_layout_hash(const struct tr_model *m)
 {
-    uint32_t h = 2166136261u;
+    uint32_t h = TR_FNV32_INIT;
     unsigned i;
 
     h = fnv(h, m->desc.in_c, 2);

@@ -7,7 +7,7 @@ SAN_CFLAGS := -std=gnu99 -O1 -g -fsanitize=address,undefined -fno-sanitize-recov
               -fno-omit-frame-pointer -Icore -Itest
 SAN_CORE   := $(wildcard core/*.c)
 SAN_BINS   := $(CORE_TESTS:%=$(SAN_DIR)/%) $(SAN_DIR)/test_comm $(SAN_DIR)/test_comm_faults \
-              $(SAN_DIR)/test_app_units
+              $(SAN_DIR)/test_wire $(SAN_DIR)/test_app_units
 
 $(SAN_DIR)/test_%: test/core/test_%.c $(SAN_CORE) $(CORE_HDRS) test/harness.h
 	@mkdir -p $(dir $@)
@@ -19,7 +19,7 @@ $(SAN_DIR)/test_gemm_plain: test/core/test_gemm_plain.c $(SAN_CORE) $(CORE_HDRS)
 	$(CC) $(SAN_CFLAGS) -Itest/core -o $@ $< $(filter-out core/tr_kernel_gemm.c,$(SAN_CORE)) -lm
 
 SAN_COMM_SRCS := test/comm/sim_transport.c test/comm/comm_util.c
-$(SAN_DIR)/test_comm $(SAN_DIR)/test_comm_faults: $(SAN_DIR)/%: test/comm/%.c $(SAN_COMM_SRCS) \
+$(SAN_DIR)/test_comm $(SAN_DIR)/test_comm_faults $(SAN_DIR)/test_wire: $(SAN_DIR)/%: test/comm/%.c $(SAN_COMM_SRCS) \
                                                   $(SAN_CORE) $(CORE_HDRS) test/harness.h
 	@mkdir -p $(dir $@)
 	$(CC) $(SAN_CFLAGS) -Itest/comm -o $@ $< $(SAN_COMM_SRCS) $(SAN_CORE) -lm

@@ -3,11 +3,7 @@
 #include "idx_sh.h"
 #include "fmt.h"
 #include "semihost.h"
-
-static uint32_t be32(const uint8_t *p)
-{
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
+#include "tr_util.h"
 
 static int read_all(int fd, void *buf, uint32_t len)
 {
@@ -50,11 +46,11 @@ int idx_sh_load(const char *img_path, const char *lbl_path, uint32_t first, uint
     int fd = sh_open(img_path);
     if (fd < 0)
         return fail(img_path, "cannot open", fd);
-    if (read_all(fd, h, 16) || be32(h) != 0x803u)
+    if (read_all(fd, h, 16) || tr_get_be32(h) != 0x803u)
         return fail(img_path, "not an IDX image file", fd);
-    if (be32(h + 8) != 28u || be32(h + 12) != 28u)
+    if (tr_get_be32(h + 8) != 28u || tr_get_be32(h + 12) != 28u)
         return fail(img_path, "images are not 28x28", fd);
-    if (be32(h + 4) < first + n)
+    if (tr_get_be32(h + 4) < first + n)
         return fail(img_path, "too few samples", fd);
     if (skip(fd, first * 784u) || read_all(fd, pixels, n * 784u))
         return fail(img_path, "short read", fd);
@@ -63,9 +59,9 @@ int idx_sh_load(const char *img_path, const char *lbl_path, uint32_t first, uint
     fd = sh_open(lbl_path);
     if (fd < 0)
         return fail(lbl_path, "cannot open", fd);
-    if (read_all(fd, h, 8) || be32(h) != 0x801u)
+    if (read_all(fd, h, 8) || tr_get_be32(h) != 0x801u)
         return fail(lbl_path, "not an IDX label file", fd);
-    if (be32(h + 4) < first + n)
+    if (tr_get_be32(h + 4) < first + n)
         return fail(lbl_path, "too few labels", fd);
     if (skip(fd, first) || read_all(fd, labels, n))
         return fail(lbl_path, "short read", fd);

@@ -1,5 +1,6 @@
 /* tinyring board_mps2: see train_step.h. */
 #include "train_step.h"
+#include "tr_util.h"
 
 void bt_pixels_to_input(float *x, const uint8_t *pixels, unsigned n)
 {
@@ -36,15 +37,12 @@ uint32_t bt_float_bits(float f)
 
 uint32_t bt_hash_floats(const float *v, size_t n)
 {
-    uint32_t h = 2166136261u;
+    uint32_t h = TR_FNV32_INIT;
     size_t i;
-    int k;
     for (i = 0; i < n; i++) {
-        uint32_t b = bt_float_bits(v[i]);
-        for (k = 0; k < 4; k++) {
-            h ^= (b >> (8 * k)) & 0xFFu;
-            h *= 16777619u;
-        }
+        uint8_t b[4];
+        tr_put_le32(b, bt_float_bits(v[i]));
+        h = tr_fnv1a32(h, b, 4);
     }
     return h;
 }

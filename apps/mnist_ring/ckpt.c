@@ -12,47 +12,24 @@
 #include <zlib.h>
 
 #include "tr_error.h"
+#include "tr_util.h"
 
 static const char MAGIC_CKPT[8] = { 'T', 'R', 'I', 'N', 'G', 'C', 'K', 'P' };
 static const char MAGIC_MODEL[8] = { 'T', 'R', 'I', 'N', 'G', 'M', 'D', 'L' };
 
-static void put32(unsigned char *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
-static void put64(unsigned char *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
-static uint32_t get32(const unsigned char *p)
-{
-    uint32_t v = 0;
-    for (int i = 3; i >= 0; i--)
-        v = (v << 8) | p[i];
-    return v;
-}
-static uint64_t get64(const unsigned char *p)
-{
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = (v << 8) | p[i];
-    return v;
-}
 static unsigned char *put_floats(unsigned char *p, const float *f, uint64_t n)
 {
     for (uint64_t i = 0; i < n; i++, p += 4) {
         uint32_t u;
         memcpy(&u, &f[i], 4);
-        put32(p, u);
+        tr_put_le32(p, u);
     }
     return p;
 }
 static const unsigned char *get_floats(const unsigned char *p, float *f, uint64_t n)
 {
     for (uint64_t i = 0; i < n; i++, p += 4) {
-        uint32_t u = get32(p);
+        uint32_t u = tr_get_le32(p);
         memcpy(&f[i], &u, 4);
     }
     return p;
@@ -86,26 +63,26 @@ int mr_ckpt_write(const char *path, const struct mr_ckpt *c, char *err, size_t e
     }
     memset(buf, 0, MR_CKPT_HEADER);
     memcpy(buf, c->is_model ? MAGIC_MODEL : MAGIC_CKPT, 8);
-    put32(buf + 8, MR_CKPT_VERSION);
-    put32(buf + 12, MR_CKPT_HEADER);
-    put64(buf + 16, c->config_hash);
-    put32(buf + 24, c->layout_hash);
-    put32(buf + 28, c->world);
-    put32(buf + 32, c->batch);
-    put32(buf + 36, c->epoch);
-    put32(buf + 40, c->step);
-    put32(buf + 44, c->sgd_started);
-    put64(buf + 48, c->global_step);
-    put64(buf + 56, c->seed);
-    put64(buf + 64, c->n_params);
-    put64(buf + 72, c->n_buffers);
-    put64(buf + 80, c->n_train);
-    put32(buf + 88, c->flags);
+    tr_put_le32(buf + 8, MR_CKPT_VERSION);
+    tr_put_le32(buf + 12, MR_CKPT_HEADER);
+    tr_put_le64(buf + 16, c->config_hash);
+    tr_put_le32(buf + 24, c->layout_hash);
+    tr_put_le32(buf + 28, c->world);
+    tr_put_le32(buf + 32, c->batch);
+    tr_put_le32(buf + 36, c->epoch);
+    tr_put_le32(buf + 40, c->step);
+    tr_put_le32(buf + 44, c->sgd_started);
+    tr_put_le64(buf + 48, c->global_step);
+    tr_put_le64(buf + 56, c->seed);
+    tr_put_le64(buf + 64, c->n_params);
+    tr_put_le64(buf + 72, c->n_buffers);
+    tr_put_le64(buf + 80, c->n_train);
+    tr_put_le32(buf + 88, c->flags);
     p = put_floats(buf + MR_CKPT_HEADER, c->params, c->n_params);
     if (mom)
         p = put_floats(p, c->momentum, c->n_params);
     p = put_floats(p, c->buffers, c->n_buffers);
-    put32(p, (uint32_t)crc32(0L, buf, (uInt)(len - 4)));
+    tr_put_le32(p, (uint32_t)crc32(0L, buf, (uInt)(len - 4)));
 
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
     fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -193,20 +170,20 @@ int mr_ckpt_read(const char *path, struct mr_ckpt *c, char *err, size_t errlen)
                  c->is_model ? "model" : "checkpoint");
         goto out;
     }
-    if (get32(buf + 8) != MR_CKPT_VERSION || get32(buf + 12) != MR_CKPT_HEADER) {
+    if (tr_get_le32(buf + 8) != MR_CKPT_VERSION || tr_get_le32(buf + 12) != MR_CKPT_HEADER) {
         snprintf(err, errlen, "%s: unsupported version %u (this program reads %u)", path,
-                 (unsigned)get32(buf + 8), MR_CKPT_VERSION);
+                 (unsigned)tr_get_le32(buf + 8), MR_CKPT_VERSION);
         goto out;
     }
-    np = get64(buf + 64);
-    nb = get64(buf + 72);
-    mom = (get32(buf + 88) & MR_CKPT_HAS_MOMENTUM) != 0;
+    np = tr_get_le64(buf + 64);
+    nb = tr_get_le64(buf + 72);
+    mom = (tr_get_le32(buf + 88) & MR_CKPT_HAS_MOMENTUM) != 0;
     if (np > (1ull << 32) || nb > (1ull << 32) || (size_t)len != file_bytes(np, nb, mom)) {
         snprintf(err, errlen, "%s: truncated or padded: %ld bytes, header says %zu", path,
                  len, np > (1ull << 32) || nb > (1ull << 32) ? 0 : file_bytes(np, nb, mom));
         goto out;
     }
-    if (get32(buf + len - 4) != (uint32_t)crc32(0L, buf, (uInt)(len - 4))) {
+    if (tr_get_le32(buf + len - 4) != (uint32_t)crc32(0L, buf, (uInt)(len - 4))) {
         snprintf(err, errlen, "%s: CRC mismatch (corrupt file)", path);
         goto out;
     }
@@ -217,17 +194,17 @@ int mr_ckpt_read(const char *path, struct mr_ckpt *c, char *err, size_t errlen)
         rc = TR_ERR_MISMATCH;
         goto out;
     }
-    c->config_hash = get64(buf + 16);
-    c->layout_hash = get32(buf + 24);
-    c->world = get32(buf + 28);
-    c->batch = get32(buf + 32);
-    c->epoch = get32(buf + 36);
-    c->step = get32(buf + 40);
-    c->sgd_started = get32(buf + 44);
-    c->global_step = get64(buf + 48);
-    c->seed = get64(buf + 56);
-    c->n_train = get64(buf + 80);
-    c->flags = get32(buf + 88);
+    c->config_hash = tr_get_le64(buf + 16);
+    c->layout_hash = tr_get_le32(buf + 24);
+    c->world = tr_get_le32(buf + 28);
+    c->batch = tr_get_le32(buf + 32);
+    c->epoch = tr_get_le32(buf + 36);
+    c->step = tr_get_le32(buf + 40);
+    c->sgd_started = tr_get_le32(buf + 44);
+    c->global_step = tr_get_le64(buf + 48);
+    c->seed = tr_get_le64(buf + 56);
+    c->n_train = tr_get_le64(buf + 80);
+    c->flags = tr_get_le32(buf + 88);
     p = get_floats(buf + MR_CKPT_HEADER, c->params, np);
     if (mom) {
         if (c->momentum)

@@ -9,15 +9,11 @@
 #include <zlib.h>
 
 #include "tr_error.h"
+#include "tr_util.h"
 
 #define IDX_MAGIC_IMAGES 0x00000803u  /* ubyte, 3 dimensions */
 #define IDX_MAGIC_LABELS 0x00000801u  /* ubyte, 1 dimension */
 #define MR_CLASSES 10
-
-static uint32_t be32(const unsigned char *b)
-{
-    return ((uint32_t)b[0] << 24) | ((uint32_t)b[1] << 16) | ((uint32_t)b[2] << 8) | b[3];
-}
 
 /* Read exactly len bytes; returns 0, or -1 (short: truncated) / -2 (zlib error). */
 static int read_exact(gzFile f, void *buf, size_t len)
@@ -63,15 +59,15 @@ static int open_idx(const char *path, uint32_t want_magic, unsigned ndims, uint3
         gzclose(f);
         return TR_ERR_FORMAT;
     }
-    if (be32(hdr) != want_magic) {
+    if (tr_get_be32(hdr) != want_magic) {
         snprintf(err, errlen, "%s: wrong magic 0x%08x, expected 0x%08x (IDX %s file)", path,
-                 (unsigned)be32(hdr), (unsigned)want_magic,
+                 (unsigned)tr_get_be32(hdr), (unsigned)want_magic,
                  want_magic == IDX_MAGIC_IMAGES ? "ubyte 3-d image" : "ubyte 1-d label");
         gzclose(f);
         return TR_ERR_FORMAT;
     }
     for (unsigned i = 0; i < ndims; i++)
-        dims[i] = be32(hdr + 4 + 4 * i);
+        dims[i] = tr_get_be32(hdr + 4 + 4 * i);
     *out = f;
     return 0;
 }

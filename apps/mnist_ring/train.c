@@ -23,6 +23,7 @@
 #include "sampler.h"
 #include "tinyring.h"
 #include "tr_posix.h"
+#include "tr_util.h"
 
 /* What rank 0 broadcasts before the model: how to start. */
 struct mr_start {
@@ -51,30 +52,19 @@ struct mr_rank {
     uint64_t config_hash;
 };
 
-static uint64_t fnv64(uint64_t h, const void *p, size_t n)
-{
-    const unsigned char *b = p;
-    for (size_t i = 0; i < n; i++) {
-        h ^= b[i];
-        h *= 0x100000001b3ull;
-    }
-    return h;
-}
-#define FNV_INIT 0xcbf29ce484222325ull
-
 /* What a checkpoint must agree on to resume bit for bit. --checkpoint-every
  * is in it because BN statistics are averaged at every checkpoint. */
 static uint64_t config_hash(const struct mr_rank *r, const struct mr_dataset *train)
 {
     const struct mr_args *a = r->a;
-    uint64_t h = FNV_INIT;
+    uint64_t h = TR_FNV64_INIT;
     uint32_t lh = tr_model_layout_hash(&r->m);
     uint64_t v[6] = { (uint64_t)r->world, a->batch, a->seed, (uint64_t)a->algo,
                       train->n, a->checkpoint_every };
-    h = fnv64(h, v, sizeof v);
-    h = fnv64(h, &a->lr, sizeof a->lr);
-    h = fnv64(h, &a->momentum, sizeof a->momentum);
-    h = fnv64(h, &lh, sizeof lh);
+    h = tr_fnv1a64(h, v, sizeof v);
+    h = tr_fnv1a64(h, &a->lr, sizeof a->lr);
+    h = tr_fnv1a64(h, &a->momentum, sizeof a->momentum);
+    h = tr_fnv1a64(h, &lh, sizeof lh);
     return h;
 }
 
@@ -390,7 +380,7 @@ static void teardown(struct mr_rank *r, int ok)
 
 static void print_hash(const struct mr_rank *r, uint64_t step)
 {
-    uint64_t h = fnv64(FNV_INIT, r->m.params, r->m.n_params * sizeof(float));
+    uint64_t h = tr_fnv1a64(TR_FNV64_INIT, r->m.params, r->m.n_params * sizeof(float));
     fprintf(stderr, "param-hash rank %d step %llu %016llx\n", r->rank,
             (unsigned long long)step, (unsigned long long)h);
 }
@@ -562,8 +552,8 @@ int mr_train_rank(const struct mr_args *a, const struct mr_dataset *train,
             goto out;
     }
     if (a->debug_param_hash) {
-        uint64_t hp = fnv64(FNV_INIT, r.m.params, r.m.n_params * sizeof(float));
-        uint64_t hb = fnv64(FNV_INIT, r.m.buffers, r.m.n_buffers * sizeof(float));
+        uint64_t hp = tr_fnv1a64(TR_FNV64_INIT, r.m.params, r.m.n_params * sizeof(float));
+        uint64_t hb = tr_fnv1a64(TR_FNV64_INIT, r.m.buffers, r.m.n_buffers * sizeof(float));
         fprintf(stderr, "final-hash rank %d params %016llx buffers %016llx\n", r.rank,
                 (unsigned long long)hp, (unsigned long long)hb);
     }

@@ -24,7 +24,7 @@
 
 #include "tr_error.h"
 #include "tr_lwip.h"
-#include "tr_link_hs.h"
+#include "tr_link.h"
 
 #if !NO_SYS
 #error "the tinyring lwIP port is written for NO_SYS=1"
@@ -118,10 +118,14 @@ static void link_abort(struct tr_lwip_link *l)
 
 static int send_hello(struct tr_lwip_link *l)
 {
-    uint8_t msg[TR_LINK_HS_BYTES];
+    uint8_t msg[TR_LINK_HELLO_BYTES];
+    struct tr_link_hello me;
     err_t e;
-    tr_link_hs_put(msg, l->owner->cfg.job_token, (uint32_t)l->owner->cfg.rank,
-                   (uint32_t)l->owner->cfg.world);
+    me.version = TR_LINK_VERSION;
+    me.token = l->owner->cfg.job_token;
+    me.rank = (uint32_t)l->owner->cfg.rank;
+    me.world = (uint32_t)l->owner->cfg.world;
+    tr_link_hello_put(msg, &me);
     e = tcp_write(l->pcb, msg, sizeof msg, TCP_WRITE_FLAG_COPY);
     if (e == ERR_OK)
         e = tcp_output(l->pcb);
@@ -139,8 +143,9 @@ static void handshake_done(struct tr_lwip_link *l)
     int is_cand = l >= lw->cand && l < lw->cand + TR_LWIP_CANDIDATES;
     int want = is_cand ? (lw->cfg.rank - 1 + lw->cfg.world) % lw->cfg.world
                        : (lw->cfg.rank + 1) % lw->cfg.world;
-    int rc = tr_link_hs_check(l->hs, lw->cfg.job_token, (uint32_t)lw->cfg.world,
-                              (uint32_t)want);
+    struct tr_link_hello h;
+    int rc = tr_link_verdict_err(tr_link_hello_judge(&h, l->hs, lw->cfg.job_token,
+                                                     (uint32_t)lw->cfg.world, (uint32_t)want));
     if (rc < 0) {
         if (is_cand) {            /* a stranger: drop it, keep listening */
             lw->refused++;
@@ -176,12 +181,12 @@ static void handshake_done(struct tr_lwip_link *l)
 static void pump(struct tr_lwip_link *l)
 {
     while (l->held && l->state == LS_HANDSHAKE) {
-        u16_t need = (u16_t)(TR_LINK_HS_BYTES - l->hs_len);
+        u16_t need = (u16_t)(TR_LINK_HELLO_BYTES - l->hs_len);
         u16_t n = pbuf_copy_partial(l->held, l->hs + l->hs_len, need, 0);
         l->held = pbuf_free_header(l->held, n);
         l->hs_len = (uint8_t)(l->hs_len + n);
         give_window(l, n);
-        if (l->hs_len == TR_LINK_HS_BYTES)
+        if (l->hs_len == TR_LINK_HELLO_BYTES)
             handshake_done(l);   /* may promote: l is then an idle slot */
     }
     while (l->held && l->state == LS_READY && l->ring_len < l->ring_size) {

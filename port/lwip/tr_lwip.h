@@ -18,9 +18,8 @@
  * Bootstrap (tr_lwip_connect): a static table gives every rank's IPv4
  * address and TCP port. Each rank listens on its own port for its left
  * neighbour and connects to its right one, retrying until the deadline. The
- * first bytes on a new connection are the link handshake of
- * port/lwip/tr_link_hs.h (byte-compatible with the POSIX port, so POSIX and
- * lwIP ranks share one ring): strangers (wrong job token, wrong rank) are
+ * first bytes on a new connection are the link hello of core/tr_link.h
+ * (the POSIX port speaks the same, so POSIX and lwIP ranks share one ring): strangers (wrong job token, wrong rank) are
  * dropped and the listener keeps waiting. Core's tr_comm_hello runs after.
  *
  * Use:
@@ -39,6 +38,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "tr_link.h"
 #include "tr_transport.h"
 
 struct tcp_pcb;
@@ -98,7 +98,7 @@ struct tr_lwip_link {
                                    * this attempt's SYN) */
     int      send_blocked;        /* 1 after tcp_write said ERR_MEM: not
                                    * writable until a segment is acked */
-    uint8_t  hs[32];              /* handshake bytes received so far */
+    uint8_t  hs[TR_LINK_HELLO_BYTES]; /* link hello bytes received so far */
     uint8_t  hs_len;
 };
 

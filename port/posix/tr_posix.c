@@ -10,6 +10,7 @@
 
 #include "tr_error.h"
 #include "tr_posix_int.h"
+#include "tr_util.h"
 
 void tr_posix_config_default(struct tr_posix_config *cfg)
 {
@@ -39,12 +40,7 @@ uint32_t tr_posix_spin_for(const struct tr_posix_config *cfg)
 
 uint64_t tr_posix_token(const char *s)
 {
-    uint64_t h = 0xcbf29ce484222325ull;           /* FNV-1a 64 offset basis */
-    if (s)
-        for (; *s; s++) {
-            h ^= (uint8_t)*s;
-            h *= 0x100000001b3ull;                /* FNV 64 prime */
-        }
+    uint64_t h = tr_fnv1a64(TR_FNV64_INIT, s ? s : "", s ? strlen(s) : 0);
     return h ? h : 1;
 }
 

@@ -49,8 +49,8 @@
  *     "TRT1" | i32 status (0 or a tr_err) | u32 world (the master's) |
  *     u32 reason (TR_POSIX_WHY_*) | u32 n | u32 0 |
  *     n entries: 4 bytes IPv4 (network order) | u16 port (0 = not joined) | u16 0
- *   link hello, both directions on a ring link, 24 bytes:
- *     "TRL1" | u32 version=1 | u64 job_token | u32 rank (sender) | u32 world
+ *   link hello, both directions on a ring link: core/tr_link.h (24 bytes,
+ *     "TRL1" | u32 version=1 | u64 job_token | u32 rank (sender) | u32 world).
  *   The connecting side (rank r -> rank r+1) sends first; the accepting side
  *   checks it and answers with its own. A well-formed hello from anyone else
  *   (another job, another world, the wrong rank) also gets the answer, then
@@ -61,8 +61,7 @@
  * no rendezvous client: every rank is given the same table of IPv4
  * address:port per rank; a rank listens on its own entry and does step 5
  * above directly (no master, no registration), retrying its right
- * neighbour until the deadline. The lwIP port (port/lwip/tr_link_hs.h)
- * speaks the same link hello, so board and host ranks mix in one ring.
+ * neighbour until the deadline. The lwIP port speaks the same link hello, so board and host ranks mix in one ring.
  */
 #ifndef TR_POSIX_H
 #define TR_POSIX_H
@@ -72,10 +71,9 @@
 #include "tr_transport.h"
 
 #define TR_POSIX_MAX_WORLD   256     /* rendezvous table size bound */
-#define TR_POSIX_VERSION     1u
+#define TR_POSIX_VERSION     1u      /* of the registration */
 #define TR_POSIX_REG_BYTES   32u
 #define TR_POSIX_ANS_BYTES   24u
-#define TR_POSIX_LINK_BYTES  24u
 
 /* Why the master refused or aborted (answer field "reason"). */
 enum tr_posix_why {

@@ -9,14 +9,14 @@
 /* Rendezvous and static tables are both arrays of struct tr_posix_endpoint
  * (tr_posix.h); in the master's table port 0 means "not joined". */
 
-/* A registration or link hello, decoded. */
+/* A registration, decoded. */
 struct tr_posix_intro {
-    uint32_t version;
+    uint32_t version;     /* TR_POSIX_VERSION */
     uint64_t token;
     uint32_t rank;
     uint32_t world;
-    uint32_t addr;        /* registration only: IPv4, network order */
-    uint16_t port;        /* registration only */
+    uint32_t addr;        /* the rank's listening IPv4 address, network order */
+    uint16_t port;        /* its listening port (never 0) */
 };
 
 /* Resolved parameters of one connect call. */
@@ -55,15 +55,11 @@ int      tr_posix_recv_all(int fd, void *buf, size_t len, uint32_t deadline);
 /* tr_posix_wire.c */
 void tr_posix_put_reg(uint8_t out[TR_POSIX_REG_BYTES], const struct tr_posix_intro *r);
 int  tr_posix_get_reg(struct tr_posix_intro *r, const uint8_t in[TR_POSIX_REG_BYTES]);
-void tr_posix_put_link(uint8_t out[TR_POSIX_LINK_BYTES], const struct tr_posix_intro *r);
-int  tr_posix_get_link(struct tr_posix_intro *r, const uint8_t in[TR_POSIX_LINK_BYTES]);
 void tr_posix_put_ans(uint8_t *out, int status, uint32_t world, uint32_t why,
                       const struct tr_posix_endpoint *table, uint32_t n);
 int  tr_posix_get_ans_head(const uint8_t in[TR_POSIX_ANS_BYTES], int *status,
                            uint32_t *world, uint32_t *why, uint32_t *n);
 void tr_posix_get_ans_entry(const uint8_t in[8], struct tr_posix_endpoint *p);
-void tr_posix_put_u32(uint8_t *p, uint32_t v);
-uint32_t tr_posix_get_u32(const uint8_t *p);
 
 /* tr_posix_addr.c */
 int tr_posix_plan_make(struct tr_posix_plan *pl, const struct tr_posix_config *cfg,

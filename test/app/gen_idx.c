@@ -12,6 +12,8 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "tr_util.h"
+
 static uint64_t st;
 static uint32_t rnd(void)
 {
@@ -53,12 +55,6 @@ static void draw(uint8_t *img, int cls)
     }
 }
 
-static void be32(unsigned char *b, uint32_t v)
-{
-    b[0] = (unsigned char)(v >> 24); b[1] = (unsigned char)(v >> 16);
-    b[2] = (unsigned char)(v >> 8); b[3] = (unsigned char)v;
-}
-
 static void put(const char *path, int gz, const void *buf, size_t len)
 {
     if (gz) {
@@ -84,18 +80,18 @@ static void split(const char *dir, const char *name, uint32_t n, int gz, const c
     uint32_t nl = n;
     if (!im || !lb)
         exit(1);
-    be32(im, 0x803); be32(im + 4, n); be32(im + 8, 28); be32(im + 12, 28);
+    tr_put_be32(im, 0x803); tr_put_be32(im + 4, n); tr_put_be32(im + 8, 28); tr_put_be32(im + 12, 28);
     for (uint32_t i = 0; i < n; i++) {
         int c = (int)(rnd() % 10);
         lb[8 + i] = (unsigned char)c;
         draw(im + 16 + (size_t)i * 784, c);
     }
-    if (!strcmp(bad, "magic")) be32(im, 0x0803 + 0x100);
-    if (!strcmp(bad, "dims")) be32(im + 8, 27);
+    if (!strcmp(bad, "magic")) tr_put_be32(im, 0x0803 + 0x100);
+    if (!strcmp(bad, "dims")) tr_put_be32(im + 8, 27);
     if (!strcmp(bad, "truncated")) ilen -= 784 * 3 + 100;
     if (!strcmp(bad, "count")) { nl = n - 1; llen -= 1; }
     if (!strcmp(bad, "labelrange")) lb[8 + n / 2] = 10;
-    be32(lb, 0x801); be32(lb + 4, nl);
+    tr_put_be32(lb, 0x801); tr_put_be32(lb + 4, nl);
     snprintf(path, sizeof path, "%s/%s-images-idx3-ubyte%s", dir, name, gz ? ".gz" : "");
     put(path, gz, im, ilen);
     snprintf(path, sizeof path, "%s/%s-labels-idx1-ubyte%s", dir, name, gz ? ".gz" : "");

@@ -14,14 +14,9 @@
 #include "idx.h"
 #include "sampler.h"
 #include "tr_error.h"
+#include "tr_util.h"
 
 static char dir[256];
-
-static void be32(unsigned char *b, uint32_t v)
-{
-    b[0] = (unsigned char)(v >> 24); b[1] = (unsigned char)(v >> 16);
-    b[2] = (unsigned char)(v >> 8); b[3] = (unsigned char)v;
-}
 
 /* n images (pixel = (i + p) & 255), labels i % 10; then damage as asked */
 static void write_pair(const char *tag, uint32_t n, uint32_t magic, uint32_t h, uint32_t w,
@@ -29,11 +24,11 @@ static void write_pair(const char *tag, uint32_t n, uint32_t magic, uint32_t h, 
 {
     size_t ilen = 16 + (size_t)n * h * w, llen = 8 + nlabels;
     unsigned char *im = calloc(1, ilen), *lb = calloc(1, llen);
-    be32(im, magic); be32(im + 4, n); be32(im + 8, h); be32(im + 12, w);
+    tr_put_be32(im, magic); tr_put_be32(im + 4, n); tr_put_be32(im + 8, h); tr_put_be32(im + 12, w);
     for (uint32_t i = 0; i < n; i++)
         for (uint32_t p = 0; p < h * w; p++)
             im[16 + (size_t)i * h * w + p] = (unsigned char)(i + p);
-    be32(lb, 0x801); be32(lb + 4, nlabels);
+    tr_put_be32(lb, 0x801); tr_put_be32(lb + 4, nlabels);
     for (uint32_t i = 0; i < nlabels; i++)
         lb[8 + i] = (unsigned char)(i % 10);
     sprintf(ip, "%s/%s-img%s", dir, tag, gz ? ".gz" : "");
@@ -134,7 +129,7 @@ static void test_idx_damage(void)
         memcpy(bad, good, len);
         switch (i % 3) {
         case 0: bad[x % 16] = (unsigned char)(x >> 32); break;       /* a header byte */
-        case 1: be32(bad + 4, (uint32_t)(x >> 16)); break;           /* any count */
+        case 1: tr_put_be32(bad + 4, (uint32_t)(x >> 16)); break;           /* any count */
         default: blen = (size_t)(x % len); break;                    /* cut anywhere */
         }
         f = fopen(ip, "wb");

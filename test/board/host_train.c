@@ -18,13 +18,14 @@
 #include "tinyring.h"
 #include "train_step.h"
 #include "host_idx.h"
+#include "tr_util.h"
 
 #define MAX_STEPS 64
 
 static void put_be32(FILE *f, uint32_t v)
 {
-    unsigned char b[4] = {(unsigned char)(v >> 24), (unsigned char)(v >> 16),
-                          (unsigned char)(v >> 8), (unsigned char)v};
+    uint8_t b[4];
+    tr_put_be32(b, v);
     fwrite(b, 1, 4, f);
 }
 

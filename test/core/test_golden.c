@@ -15,6 +15,7 @@
  * summation order differs from oneDNN's). */
 #include "harness.h"
 #include "tinyring.h"
+#include "tr_util.h"
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -25,11 +26,6 @@
 struct rec { char name[64]; uint32_t n; float *v; };
 static struct rec recs[MAXREC];
 static int nrec;
-
-static uint32_t le32(const unsigned char *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
 
 static int load(const char *path)
 {
@@ -43,12 +39,12 @@ static int load(const char *path)
         uint32_t i;
         if (fread(r->name, 1, (size_t)len, f) != (size_t)len || fread(b4, 1, 4, f) != 4) break;
         r->name[len] = 0;
-        r->n = le32(b4);
+        r->n = tr_get_le32(b4);
         r->v = malloc((r->n ? r->n : 1) * sizeof(float));
         for (i = 0; i < r->n; i++) {
             uint32_t u;
             if (fread(b4, 1, 4, f) != 4) { fclose(f); return -1; }
-            u = le32(b4);
+            u = tr_get_le32(b4);
             memcpy(&r->v[i], &u, 4);
         }
         nrec++;

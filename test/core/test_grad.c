@@ -9,6 +9,7 @@
  * from the float rounding of y (see each call). */
 #include "harness.h"
 #include "tc_util.h"
+#include "tr_util.h"
 #include <stdio.h>
 
 struct op {
@@ -288,15 +289,17 @@ static double ce_double(const struct tr_model *m, const uint8_t *lab, unsigned n
  * max-pool window of the last forward: the model's piece of linearity. */
 static uint32_t pattern(const struct tr_model *m, unsigned n)
 {
-    uint32_t h = 2166136261u;
+    uint32_t h = TR_FNV32_INIT;
     unsigned li;
     size_t j;
     for (li = 0; li < m->n_layers; li++) {
         const struct tr_layer *l = &m->layer[li];
         size_t cnt = (size_t)n * l->out_c * l->out_h * l->out_w;
         if (l->d.kind == TR_LAYER_RELU) {
-            for (j = 0; j < cnt; j++)
-                h = (h ^ (uint32_t)(l->out[j] > 0.0f)) * 16777619u;
+            for (j = 0; j < cnt; j++) {
+                uint8_t on = l->out[j] > 0.0f;
+                h = tr_fnv1a32(h, &on, 1);
+            }
         } else if (l->d.kind == TR_LAYER_MAXPOOL2D) {
             const float *in = m->layer[li - 1].out;
             size_t plane;
@@ -307,14 +310,14 @@ static uint32_t pattern(const struct tr_model *m, unsigned n)
                         const float *win = in + plane * l->in_h * l->in_w +
                                            (size_t)oh * l->d.stride * l->in_w + ow * l->d.stride;
                         float y = l->out[(plane * l->out_h + oh) * l->out_w + ow];
-                        uint32_t arg = 0, found = 0;
+                        uint8_t arg = 0, found = 0;
                         for (a = 0; a < l->d.kernel && !found; a++)
                             for (b = 0; b < l->d.kernel && !found; b++)
                                 if (win[a * l->in_w + b] == y) {
-                                    arg = a * l->d.kernel + b;
+                                    arg = (uint8_t)(a * l->d.kernel + b);
                                     found = 1;
                                 }
-                        h = (h ^ arg) * 16777619u;
+                        h = tr_fnv1a32(h, &arg, 1);
                     }
         }
     }

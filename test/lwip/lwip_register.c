@@ -5,9 +5,10 @@
  *
  * A board has a static table and no rendezvous client; in a mixed ring the
  * POSIX ranks still learn where everyone listens from their master. This
- * sends the registrations (port/posix wire format, written here from its
- * description in tr_posix.h) for the lwIP ranks, all at once, waits for the
- * master's answers and checks their status. Host sockets; exits 0 on success.
+ * sends the registrations for the lwIP ranks (the POSIX port's own encoder,
+ * tr_posix_put_reg), all at once, waits for the master's answers (its
+ * decoder, tr_posix_get_ans_head) and checks their status. Host sockets;
+ * exits 0 on success.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -21,17 +22,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tr_posix_int.h"
+
 #define MAXR 16
-
-static void put32(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); p[2] = (uint8_t)(v >> 16); p[3] = (uint8_t)(v >> 24);
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
 
 static int parse_hostport(const char *s, struct sockaddr_in *sa)
 {
@@ -81,7 +74,8 @@ int main(int argc, char **argv)
     if (!have_master || n == 0 || world < 2)
         return 2;
     for (i = 0; i < n; i++) {
-        uint8_t reg[32];
+        uint8_t reg[TR_POSIX_REG_BYTES];
+        struct tr_posix_intro r;
         int tries;
         fd[i] = -1;
         for (tries = 0; tries < 200; tries++) {        /* master may not be up yet */
@@ -98,30 +92,27 @@ int main(int argc, char **argv)
             fprintf(stderr, "lwip_register: master unreachable: %s\n", strerror(errno));
             return 1;
         }
-        memcpy(reg, "TRR1", 4);
-        put32(reg + 4, 1);
-        put32(reg + 8, (uint32_t)token);
-        put32(reg + 12, (uint32_t)(token >> 32));
-        put32(reg + 16, (uint32_t)rank[i]);
-        put32(reg + 20, (uint32_t)world);
-        memcpy(reg + 24, &at[i].sin_addr.s_addr, 4);
-        reg[28] = (uint8_t)ntohs(at[i].sin_port);
-        reg[29] = (uint8_t)(ntohs(at[i].sin_port) >> 8);
-        reg[30] = reg[31] = 0;
+        r.version = TR_POSIX_VERSION;
+        r.token = token;
+        r.rank = (uint32_t)rank[i];
+        r.world = (uint32_t)world;
+        r.addr = at[i].sin_addr.s_addr;
+        r.port = ntohs(at[i].sin_port);
+        tr_posix_put_reg(reg, &r);
         if (send(fd[i], reg, sizeof reg, MSG_NOSIGNAL) != (ssize_t)sizeof reg)
             return 1;
     }
     for (i = 0; i < n; i++) {
-        uint8_t ans[24];
-        int32_t status;
-        if (read_all(fd[i], ans, sizeof ans, 30000) < 0 || memcmp(ans, "TRT1", 4) != 0) {
+        uint8_t ans[TR_POSIX_ANS_BYTES];
+        int status;
+        uint32_t aworld, why, k;
+        if (read_all(fd[i], ans, sizeof ans, 30000) < 0 ||
+            tr_posix_get_ans_head(ans, &status, &aworld, &why, &k) < 0) {
             fprintf(stderr, "lwip_register: no answer for rank %d\n", rank[i]);
             bad++;
             continue;
         }
-        status = (int32_t)get32(ans + 4);
         {   /* the table that follows: read it so the close is clean */
-            uint32_t k = get32(ans + 16);
             uint8_t e[8];
             while (k-- > 0 && read_all(fd[i], e, sizeof e, 5000) == 0)
                 ;

@@ -16,9 +16,9 @@ $(LWIP_PXRANK): test/lwip/posix_rank.c test/lwip/ring_job.c $(POSIX_LIB) $(BUILD
 	@mkdir -p $(dir $@)
 	$(CC) $(LWIPT_CFLAGS) $(filter %.c,$^) -o $@ $(POSIX_LIB) $(BUILD)/libtinyring.a
 
-$(LWIP_REG): test/lwip/lwip_register.c
+$(LWIP_REG): test/lwip/lwip_register.c $(POSIX_LIB) $(BUILD)/libtinyring.a $(POSIX_HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) $(HOST_CFLAGS) $< -o $@
+	$(CC) $(HOST_CFLAGS) -Iport/posix $< -o $@ $(POSIX_LIB) $(BUILD)/libtinyring.a
 
 LWIP_UNIT := $(LWIPT_DIR)/test_lwip_unit
 $(LWIP_UNIT): test/lwip/test_lwip_unit.c test/lwip/lwip_host.c $(BUILD)/libtr_lwip.a \

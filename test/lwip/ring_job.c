@@ -9,22 +9,13 @@
 #include "tinyring.h"
 #include "../harness.h"
 #include "ring_job.h"
+#include "tr_util.h"
 
 #define GRAD_FLOATS 29034u               /* seed ConvNet: 116136 bytes */
 #define MAX_FLOATS  (1u << 18)           /* 1 MiB of floats */
 
 static float buf_a[MAX_FLOATS], buf_b[MAX_FLOATS];
 static uint8_t scratch[1u << 20] __attribute__((aligned(16)));
-
-static uint64_t fnv(const void *p, size_t n)
-{
-    const uint8_t *b = (const uint8_t *)p;
-    uint64_t h = 0xcbf29ce484222325ull;
-    size_t i;
-    for (i = 0; i < n; i++)
-        h = (h ^ b[i]) * 0x100000001b3ull;
-    return h;
-}
 
 static double now_s(void)
 {
@@ -137,7 +128,7 @@ static float ival(int rank, size_t i, unsigned salt)
 static void check_hash_agrees(struct tr_comm *c, const struct ring_job *j, const void *p,
                               size_t n, const char *what)
 {
-    uint64_t mine = fnv(p, n), root = mine;
+    uint64_t mine = tr_fnv1a64(TR_FNV64_INIT, p, n), root = mine;
     int rc = tr_broadcast(c, &root, sizeof root, 0);
     if (rc < 0)
         fault_msg(j, c, "hash broadcast", rc);
@@ -281,7 +272,7 @@ static int run_train(const struct ring_job *j, struct tr_comm *c)
         tr_sgd_step(&sgd, m.params, m.grads, m.momentum, m.n_params);
         printf("%s rank %d: step %d loss %.6f\n", j->label, j->rank, s, (double)loss);
     }
-    printf("params %016" PRIx64 "\n", fnv(m.params, m.n_params * sizeof(float)));
+    printf("params %016" PRIx64 "\n", tr_fnv1a64(TR_FNV64_INIT, m.params, m.n_params * sizeof(float)));
     check_hash_agrees(c, j, m.params, m.n_params * sizeof(float), "trained params");
     return 0;
 }

@@ -11,7 +11,6 @@
 
 #include "tinyring.h"
 #include "tr_lwip.h"
-#include "tr_link_hs.h"
 #include "tr_posix_int.h"
 #include "../harness.h"
 
@@ -19,28 +18,7 @@ static void drive_nop(void *arg, uint32_t ms) { (void)arg; (void)ms; }
 
 int main(void)
 {
-    uint8_t a[TR_LINK_HS_BYTES], b[TR_POSIX_LINK_BYTES];
-    struct tr_posix_intro in;
-    uint64_t tok = 0x0123456789abcdefull;
-    int e, rc;
-
-    /* link hello: ours decodes as POSIX's, POSIX's checks as ours */
-    TH_CHECK(TR_LINK_HS_BYTES == TR_POSIX_LINK_BYTES, "hello sizes differ");
-    tr_link_hs_put(a, tok, 3, 4);
-    in.version = TR_POSIX_VERSION; in.token = tok; in.rank = 3; in.world = 4;
-    in.addr = 0; in.port = 0;
-    tr_posix_put_link(b, &in);
-    TH_CHECK(memcmp(a, b, sizeof a) == 0, "link hello bytes differ from the POSIX port's");
-    memset(&in, 0, sizeof in);
-    rc = tr_posix_get_link(&in, a);
-    TH_CHECK(rc == 0 && in.version == TR_POSIX_VERSION && in.token == tok && in.rank == 3 &&
-             in.world == 4, "POSIX port cannot read our hello");
-    TH_CHECK(tr_link_hs_check(b, tok, 4, 3) == 0, "we cannot read the POSIX port's hello");
-    TH_CHECK(tr_link_hs_check(b, tok + 1, 4, 3) == TR_ERR_MISMATCH, "another job's token passed");
-    TH_CHECK(tr_link_hs_check(b, tok, 5, 3) == TR_ERR_MISMATCH, "another world size passed");
-    TH_CHECK(tr_link_hs_check(b, tok, 4, 2) == TR_ERR_MISMATCH, "the wrong rank passed");
-    b[0] = 'X';
-    TH_CHECK(tr_link_hs_check(b, tok, 4, 3) == TR_ERR_PROTO, "garbage passed as a hello");
+    int e;
 
     /* error mapping: ERR_OK..ERR_ARG (0..-16) and an unknown one */
     TH_CHECK(tr_lwip_err(ERR_OK) == 0, "ERR_OK is not 0");

@@ -36,6 +36,7 @@
 
 #include "tinyring.h"
 #include "tr_posix.h"
+#include "tr_util.h"
 
 static int die(int rank, int code, const char *what)
 {
@@ -75,17 +76,6 @@ static int hold(int port, int secs)
     sleep((unsigned)secs);
     close(s);
     return 0;
-}
-
-static uint64_t fnv(const void *p, size_t n)
-{
-    const uint8_t *b = p;
-    uint64_t h = 0xcbf29ce484222325ull;
-    while (n--) {
-        h ^= *b++;
-        h *= 0x100000001b3ull;
-    }
-    return h;
 }
 
 static uint32_t mix(uint32_t x)
@@ -345,7 +335,7 @@ int main(int argc, char **argv)
                 }
             }
             if (rough)                              /* ranks must agree bit for bit */
-                hash = fnv(buf, count * sizeof *buf);
+                hash = tr_fnv1a64(TR_FNV64_INIT, buf, count * sizeof *buf);
         }
     } else if (!strcmp(op, "bcast")) {
         for (i = 0; i < count; i++) {
@@ -361,7 +351,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "rank %d: broadcast result differs from rank %d's data\n", px.rank, root);
             bad++;
         }
-        hash = fnv(buf, count * sizeof *buf);
+        hash = tr_fnv1a64(TR_FNV64_INIT, buf, count * sizeof *buf);
     } else if (!strcmp(op, "barrier")) {
         for (it = 0; it < iters; it++) {
             rc = tr_barrier(&comm);
