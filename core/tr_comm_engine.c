@@ -127,52 +127,70 @@ static int engine_fail(struct tr_comm *c, int code, int phase, int peer)
     return code;
 }
 
-/* A port that returns 0 or more than asked breaks its contract. */
-static int bad_count(long n, size_t asked)
+/* Checks what a port call returned for a request of `asked` bytes: the bytes
+ * moved (1..asked), 0 for TR_ERR_AGAIN, the port's error, or TR_ERR_IO when
+ * the port broke its contract (0 bytes, or more than asked). */
+static long io_result(long n, size_t asked)
 {
-    return n == 0 || (n > 0 && (size_t)n > asked);
+    if (n == TR_ERR_AGAIN)
+        return 0;
+    if (n < 0)
+        return n;
+    if (n == 0 || (size_t)n > asked)
+        return TR_ERR_IO;
+    return n;
+}
+
+long tr_comm_io(struct tr_comm *c, int is_tx, int peer, void *buf, size_t len)
+{
+    const struct tr_transport *tp = c->tp;
+    long n = is_tx ? tp->send(tp->ctx, peer, buf, len) : tp->recv(tp->ctx, peer, buf, len);
+    return io_result(n, len);
+}
+
+long tr_comm_sendv(struct tr_comm *c, int peer, const struct tr_iovec *iov, unsigned n)
+{
+    const struct tr_transport *tp = c->tp;
+    size_t want = 0;
+    unsigned i;
+    if (n < 2 || !tp->sendv)
+        return io_result(tp->send(tp->ctx, peer, iov[0].base, iov[0].len), iov[0].len);
+    for (i = 0; i < n; i++)
+        want += iov[i].len;
+    return io_result(tp->sendv(tp->ctx, peer, iov, n), want);
 }
 
 static int tx_pump(struct tr_comm *c, int *moved)
 {
     struct tr_comm_xfer *x = &c->run.tx;
-    const struct tr_transport *tp = c->tp;
-    uint8_t *buf = (uint8_t *)c->buf;
+    const uint8_t *payload;
 
     while (x->step < x->nsteps) {
         uint32_t len = cur_len(c, x);
-        const void *src;
-        size_t want;
+        struct tr_iovec iov[2];
+        unsigned niov = 1;
         long n;
 
         if (x->done == 0 && !rx_has(c, x->dep, x->seg))
             break;                      /* pipeline: wait for the reduced segment */
-        if (x->done < TR_WIRE_HDR_BYTES && len > 0 && tp->sendv) {
-            /* header and payload in one call: one segment on the wire, one
-             * wake-up at the receiver instead of two */
-            struct tr_iovec iov[2];
+        payload = (const uint8_t *)c->buf + cur_off(c, x);
+        if (x->done < TR_WIRE_HDR_BYTES) {
+            /* header and payload in one call where the port can: one segment
+             * on the wire, one wake-up at the receiver instead of two */
             iov[0].base = x->hdr + x->done;
             iov[0].len = TR_WIRE_HDR_BYTES - x->done;
-            iov[1].base = buf + cur_off(c, x);
+            iov[1].base = payload;
             iov[1].len = len;
-            want = iov[0].len + iov[1].len;
-            n = tp->sendv(tp->ctx, TR_RIGHT, iov, 2);
+            niov = len > 0 ? 2u : 1u;
         } else {
-            if (x->done < TR_WIRE_HDR_BYTES) {
-                src = x->hdr + x->done;
-                want = TR_WIRE_HDR_BYTES - x->done;
-            } else {
-                src = buf + cur_off(c, x) + (x->done - TR_WIRE_HDR_BYTES);
-                want = len - (x->done - TR_WIRE_HDR_BYTES);
-            }
-            n = tp->send(tp->ctx, TR_RIGHT, src, want);
+            iov[0].base = payload + (x->done - TR_WIRE_HDR_BYTES);
+            iov[0].len = len - (x->done - TR_WIRE_HDR_BYTES);
         }
-        if (n == TR_ERR_AGAIN)
+        n = tr_comm_sendv(c, TR_RIGHT, iov, niov);
+        if (n == 0)
             break;
         if (n < 0)
             return engine_fail(c, (int)n, x->phase, TR_RIGHT);
-        if (bad_count(n, want))
-            return engine_fail(c, TR_ERR_IO, x->phase, TR_RIGHT);
         x->done += (uint32_t)n;
         *moved = 1;
         if (x->done == TR_WIRE_HDR_BYTES + len)
@@ -239,7 +257,6 @@ static int rx_may_apply(const struct tr_comm *c)
 static int rx_pump(struct tr_comm *c, int *moved)
 {
     struct tr_comm_xfer *x = &c->run.rx;
-    const struct tr_transport *tp = c->tp;
 
     while (x->step < x->nsteps) {
         uint32_t len = cur_len(c, x);
@@ -268,13 +285,11 @@ static int rx_pump(struct tr_comm *c, int *moved)
                 dst = c->scratch + at;
             want = len - at;
         }
-        n = tp->recv(tp->ctx, TR_LEFT, dst, want);
-        if (n == TR_ERR_AGAIN)
+        n = tr_comm_io(c, 0, TR_LEFT, dst, want);
+        if (n == 0)
             break;
         if (n < 0)
             return engine_fail(c, (int)n, x->phase, TR_LEFT);
-        if (bad_count(n, want))
-            return engine_fail(c, TR_ERR_IO, x->phase, TR_LEFT);
         x->done += (uint32_t)n;
         *moved = 1;
         if (x->done == TR_WIRE_HDR_BYTES) {

@@ -133,19 +133,12 @@ static int check_hello(const struct tr_comm *c, const uint8_t *p, int peer)
 static int pump(struct tr_comm *c, struct tr_comm_xfer *x, int is_tx, int peer,
                 uint8_t *msg, int *moved)
 {
-    const struct tr_transport *tp = c->tp;
     while (x->step < x->nsteps) {
-        size_t want = MSG - x->done;
-        long n = is_tx ? tp->send(tp->ctx, peer, msg + x->done, want)
-                       : tp->recv(tp->ctx, peer, msg + x->done, want);
+        long n = tr_comm_io(c, is_tx, peer, msg + x->done, MSG - x->done);
         uint32_t before = x->done;
         int rc = 0;
-        if (n == TR_ERR_AGAIN)
-            return 0;
-        if (n < 0)
+        if (n <= 0)
             return (int)n;
-        if (n == 0 || (size_t)n > want)
-            return TR_ERR_IO;
         x->done += (uint32_t)n;
         *moved = 1;
         if (is_tx) {
@@ -224,10 +217,10 @@ static void verdict_hdr(const struct tr_comm *c, uint32_t k, uint8_t *out)
     tr_wire_put_hdr(out, &h);
 }
 
-static int verdict(struct tr_comm *c, int *moved)
+/* Sends the verdicts due. Returns 0 or the error failed with. */
+static int verdict_send(struct tr_comm *c, int *moved)
 {
     struct tr_comm_run *u = &c->run;
-    const struct tr_transport *tp = c->tp;
 
     while (u->tx.step < u->tx.nsteps) {
         long n;
@@ -236,14 +229,11 @@ static int verdict(struct tr_comm *c, int *moved)
                 break;
             verdict_hdr(c, u->tx.step, u->tx.hdr);
         }
-        n = tp->send(tp->ctx, TR_RIGHT, u->tx.hdr + u->tx.done,
-                     TR_WIRE_HDR_BYTES - u->tx.done);
-        if (n == TR_ERR_AGAIN)
+        n = tr_comm_io(c, 1, TR_RIGHT, u->tx.hdr + u->tx.done, TR_WIRE_HDR_BYTES - u->tx.done);
+        if (n == 0)
             break;
         if (n < 0)
             return hello_fail(c, (int)n, TR_RIGHT);
-        if (n == 0 || (uint32_t)n > TR_WIRE_HDR_BYTES - u->tx.done)
-            return hello_fail(c, TR_ERR_IO, TR_RIGHT);
         *moved = 1;
         u->tx.done += (uint32_t)n;
         if (u->tx.done == TR_WIRE_HDR_BYTES) {
@@ -251,16 +241,23 @@ static int verdict(struct tr_comm *c, int *moved)
             u->tx.step++;
         }
     }
+    return 0;
+}
+
+/* Reads the verdicts from the left, adopting a bad one. Returns 0 or the
+ * error failed with. */
+static int verdict_recv(struct tr_comm *c, int *moved)
+{
+    struct tr_comm_run *u = &c->run;
+
     while (!u->pending_err && u->rx.step < u->rx.nsteps) {
         struct tr_wire_hdr h;
-        long n = tp->recv(tp->ctx, TR_LEFT, u->rx.hdr + u->rx.done,
-                          TR_WIRE_HDR_BYTES - u->rx.done);
-        if (n == TR_ERR_AGAIN)
+        long n = tr_comm_io(c, 0, TR_LEFT, u->rx.hdr + u->rx.done,
+                            TR_WIRE_HDR_BYTES - u->rx.done);
+        if (n == 0)
             break;
         if (n < 0)
             return hello_fail(c, (int)n, TR_LEFT);
-        if (n == 0 || (uint32_t)n > TR_WIRE_HDR_BYTES - u->rx.done)
-            return hello_fail(c, TR_ERR_IO, TR_LEFT);
         *moved = 1;
         u->rx.done += (uint32_t)n;
         if (u->rx.done < TR_WIRE_HDR_BYTES)
@@ -318,7 +315,7 @@ int tr_comm_hello_progress(struct tr_comm *c)
                 moved = 1;
             }
         } else {
-            if (verdict(c, &moved) < 0)
+            if (verdict_send(c, &moved) < 0 || verdict_recv(c, &moved) < 0)
                 return c->fault.code;
             if (u->tx.step >= u->tx.nsteps &&
                 (u->pending_err || u->rx.step >= u->rx.nsteps)) {

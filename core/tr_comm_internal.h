@@ -117,6 +117,15 @@ int tr_comm_engine_start(struct tr_comm *c, int kind, void *buf, uint32_t total,
 int tr_comm_engine_progress(struct tr_comm *c);
 unsigned tr_comm_engine_want(const struct tr_comm *c);
 
+/* One transport call on link peer: send (is_tx) or receive up to len bytes
+ * at buf. Returns the bytes moved (1..len), 0 when the port would block, or
+ * a negative tr_err: the port's, or TR_ERR_IO when the port broke its
+ * contract (returned 0, or more than asked). */
+long tr_comm_io(struct tr_comm *c, int is_tx, int peer, void *buf, size_t len);
+/* The same for a send over iov[0..n): one sendv call when n > 1 and the port
+ * has sendv, else a send of iov[0] alone. */
+long tr_comm_sendv(struct tr_comm *c, int peer, const struct tr_iovec *iov, unsigned n);
+
 /* Hello (tr_comm_hello.c), dispatched from tr_comm_progress / tr_comm_want. */
 int tr_comm_hello_progress(struct tr_comm *c);
 unsigned tr_comm_hello_want(const struct tr_comm *c);
