@@ -1,19 +1,41 @@
 /* tinyring: single-precision GEMM, C += A * B, row-major, for the conv
  * kernels.
  *
- * tr_gemm_ref is the plain triple loop. tr_gemm register-tiles C: a block of
- * MR rows x NR columns lives in accumulators for the whole K loop, each step
- * adding one broadcast A value times one contiguous NR-wide row of B. The
- * tile is written once, with the accumulator type chosen by the single #if
- * below: GCC's generic vector extension (not intrinsics: the compiler maps
- * it to AVX-512/AVX2/NEON, or to scalars) where the target has vector
- * registers, plain float arrays elsewhere (Cortex-M4F, RISC-V without V).
- * Tiles of one vector width and single rows cover the edges; what is left
- * (fewer columns than a vector) goes through the reference loop.
+ * tr_gemm_ref is the plain triple loop, and the definition of the result:
+ * every fast path performs, per element of C, the same float operations in
+ * the same order (c = c + a[i][p] * b[p][j] for p ascending, one rounding
+ * per multiply and per add), so its bits equal the reference's on every
+ * target. Only the tiling over i and j differs.
+ *
+ * tr_gemm register-tiles C: a block of MR rows x NR columns lives in
+ * accumulators for the whole K loop, each step adding one A value per row
+ * times one contiguous NR-wide row of B. One microkernel family per target,
+ * chosen by the single #if below:
+ *   - vector registers (AVX-512, AVX, SSE, NEON): GCC's generic vector
+ *     extension, 8 rows x 2 vectors;
+ *   - a scalar FPU with 32 single registers (Cortex-M4F, RISC-V F): 6 rows
+ *     x 4 columns in 24 named scalar accumulators;
+ *   - Helium (M-profile vector extension with floats, Cortex-M55): 6 rows x
+ *     one 4-lane vector in 6 of the 8 Q registers. MVE computes with the
+ *     standard FPSCR value, which flushes subnormal inputs and results to
+ *     zero; a tile whose operations raised the input-denormal or underflow
+ *     flag is computed again by the scalar tile (IEEE), so the bits stay
+ *     those of every other target.
+ * Edges take smaller tiles; what is left goes through the reference loop.
  * tr_gemm_set is the same with C overwritten (C = A * B): the accumulators
- * start at zero, so C need not be cleared first.
+ * start at +0, so C need not be cleared first.
  */
 #include "tr_layer_kernels.h"
+
+#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2)
+#define TR_GEMM_MVE 1      /* Helium tiles; the scalar tiles as their fallback */
+#include <arm_mve.h>
+#elif defined(__GNUC__) && (defined(__AVX512F__) || defined(__AVX__) || \
+                            defined(__ARM_NEON) || defined(__SSE2__))
+#define TR_GEMM_VEC 1      /* generic vector extension tiles */
+#else
+#define TR_GEMM_SCALAR 1   /* scalar FPU tiles */
+#endif
 
 void tr_gemm_ref(float *c, const float *a, const float *b, size_t m, size_t n,
                  size_t k, size_t lda, size_t ldb, size_t ldc)
@@ -41,8 +63,7 @@ static void gemm_tail(float *c, const float *a, const float *b, size_t m, size_t
     tr_gemm_ref(c, a, b, m, n, k, lda, ldb, ldc);
 }
 
-#if defined(__GNUC__) && (defined(__AVX512F__) || defined(__AVX__) || \
-                          defined(__ARM_NEON) || defined(__SSE2__))
+#if defined(TR_GEMM_VEC)
 /* ---- vector-extension tile ------------------------------------------- */
 #if defined(__AVX512F__)
 #define TR_VW 16
@@ -224,8 +245,8 @@ static void gemm(float *c, const float *a, const float *b, size_t m, size_t n,
  *
  * GCC's first scheduling pass hoists loads and multiplies so far ahead that
  * 30 live values no longer fit and accumulators spill to the stack in the
- * loop (65 instructions per k step on the M4F, 103 on RV32), so the tiles
- * are compiled without it. */
+ * loop (65 instructions per k step on the M4F, 103 on RV32; on the M55 the
+ * Helium tile spills a Q register), so the tiles are compiled without it. */
 #define TR_MR 6
 #define TR_NR 4
 #if defined(__riscv)
@@ -266,14 +287,18 @@ static void gemm(float *c, const float *a, const float *b, size_t m, size_t n,
         ROW_STEP(0) ROW_STEP(1) ROW_STEP(2) ROW_STEP(3) ROW_STEP(4) ROW_STEP(5) \
     } while (0)
 
+/* the A row pointers of a tile of mr rows (the unused ones repeat the last) */
+#define A_ROWS()                                                              \
+    const float *a0 = a, *a1 = mr > 1 ? a0 + lda : a0, *a2 = mr > 2 ? a1 + lda : a1; \
+    const float *a3 = mr > 3 ? a2 + lda : a2, *a4 = mr > 4 ? a3 + lda : a3;   \
+    const float *a5 = mr > 5 ? a4 + lda : a4
+
 /* C (mr, 4) += A (mr, k) * B (k, 4), mr <= 6 a compile-time constant at
  * every call, so the unused rows vanish */
 TR_TILE void tile(float *restrict c, const float *restrict a, const float *restrict b,
                   size_t k, size_t lda, size_t ldb, size_t ldc, int acc, const int mr)
 {
-    const float *a0 = a, *a1 = mr > 1 ? a0 + lda : a0, *a2 = mr > 2 ? a1 + lda : a1;
-    const float *a3 = mr > 3 ? a2 + lda : a2, *a4 = mr > 4 ? a3 + lda : a3;
-    const float *a5 = mr > 5 ? a4 + lda : a4;
+    A_ROWS();
     size_t p, u;
     ACC_INIT(0) ACC_INIT(1) ACC_INIT(2) ACC_INIT(3) ACC_INIT(4) ACC_INIT(5)
 
@@ -289,10 +314,69 @@ TR_TILE void tile(float *restrict c, const float *restrict a, const float *restr
     ACC_STORE(0) ACC_STORE(1) ACC_STORE(2) ACC_STORE(3) ACC_STORE(4) ACC_STORE(5)
 }
 
+#if defined(TR_GEMM_MVE)
+/* ---- Helium tile: C (mr, 4) in one Q register per row -----------------
+ *
+ * Each k step loads the B row as one vector and, per row, multiplies it by
+ * the row's A value (a general-purpose register, post-increment load) and
+ * adds it to the row's accumulator: 1 + 6 + 12 vector and load instructions,
+ * the B pointer step and the loop's LE, 21 instructions per 24
+ * multiply-adds. 6 accumulators, B and the product fill the 8 Q registers. */
+#define FPSCR_IDC (1u << 7)   /* an input was subnormal (flushed) */
+#define FPSCR_UFC (1u << 3)   /* a result was tiny (flushed) */
+#define VACC_INIT(i) \
+    float32x4_t v##i = acc && mr > i ? vld1q_f32(c + i * ldc) : vdupq_n_f32(0.0f);
+#define VROW_STEP(i) \
+    if (mr > i) v##i = vaddq_f32(v##i, vmulq_n_f32(bv, *a##i++));
+#define VACC_STORE(i) \
+    if (mr > i) vst1q_f32(c + i * ldc, v##i);
+
+/* the same tile with MVE; returns 1, C untouched, when any operation met a
+ * subnormal (IDC or UFC raised), else 0. FPSCR's IDC and UFC are left as
+ * they were found. */
+TR_TILE int tile_mve(float *restrict c, const float *restrict a, const float *restrict b,
+                     size_t k, size_t lda, size_t ldb, size_t ldc, int acc, const int mr)
+{
+    const unsigned fpscr = __builtin_arm_get_fpscr(), mask = FPSCR_IDC | FPSCR_UFC;
+    unsigned flushed;
+    A_ROWS();
+    size_t p;
+    VACC_INIT(0) VACC_INIT(1) VACC_INIT(2) VACC_INIT(3) VACC_INIT(4) VACC_INIT(5)
+
+    __builtin_arm_set_fpscr(fpscr & ~mask);
+    for (p = 0; p < k; p++) {
+        const float32x4_t bv = vld1q_f32(b);
+        b += ldb;
+        VROW_STEP(0) VROW_STEP(1) VROW_STEP(2) VROW_STEP(3) VROW_STEP(4) VROW_STEP(5)
+    }
+    flushed = __builtin_arm_get_fpscr();
+    __builtin_arm_set_fpscr((flushed & ~mask) | (fpscr & mask));
+    if (flushed & mask)
+        return 1;
+    VACC_STORE(0) VACC_STORE(1) VACC_STORE(2) VACC_STORE(3) VACC_STORE(4) VACC_STORE(5)
+    return 0;
+}
+
+/* a tile of mr rows: Helium, or the scalar FPU where Helium flushed */
+TR_TILE void tile_rows(float *restrict c, const float *restrict a, const float *restrict b,
+                       size_t k, size_t lda, size_t ldb, size_t ldc, int acc, const int mr)
+{
+    if (tile_mve(c, a, b, k, lda, ldb, ldc, acc, mr))
+        tile(c, a, b, k, lda, ldb, ldc, acc, mr);
+}
+#else
+/* a tile of mr rows: the scalar FPU */
+TR_TILE void tile_rows(float *restrict c, const float *restrict a, const float *restrict b,
+                       size_t k, size_t lda, size_t ldb, size_t ldc, int acc, const int mr)
+{
+    tile(c, a, b, k, lda, ldb, ldc, acc, mr);
+}
+#endif
+
 TR_TILE_FN void tile6(float *c, const float *a, const float *b, size_t k,
                       size_t lda, size_t ldb, size_t ldc, int acc)
 {
-    tile(c, a, b, k, lda, ldb, ldc, acc, 6);
+    tile_rows(c, a, b, k, lda, ldb, ldc, acc, 6);
 }
 
 /* the rows below a multiple of 6: 4, 2 and 1 row tiles */
@@ -300,19 +384,19 @@ TR_TILE_FN void tile_rest(float *c, const float *a, const float *b, size_t m, si
                           size_t lda, size_t ldb, size_t ldc, int acc)
 {
     if (m >= 4) {
-        tile(c, a, b, k, lda, ldb, ldc, acc, 4);
+        tile_rows(c, a, b, k, lda, ldb, ldc, acc, 4);
         c += 4 * ldc;
         a += 4 * lda;
         m -= 4;
     }
     if (m >= 2) {
-        tile(c, a, b, k, lda, ldb, ldc, acc, 2);
+        tile_rows(c, a, b, k, lda, ldb, ldc, acc, 2);
         c += 2 * ldc;
         a += 2 * lda;
         m -= 2;
     }
     if (m)
-        tile(c, a, b, k, lda, ldb, ldc, acc, 1);
+        tile_rows(c, a, b, k, lda, ldb, ldc, acc, 1);
 }
 
 static void gemm(float *c, const float *a, const float *b, size_t m, size_t n,

@@ -100,8 +100,8 @@ static uint32_t hash_floats(const float *x, size_t n)
 /* ---- GEMM: fast against reference, bitwise ----------------------------- */
 struct shape { uint16_t m, n, k; int8_t scale; };
 
-/* scale: 0 for values in [-1, 1); s < 0 multiplies A and B by 2^(8s) so
- * products land in or below the subnormal range */
+/* scale: 0 for values in [-1, 1); s < 0 multiplies A and B by 2^(8s) and
+ * C by 2^(16s), so products and sums land in the subnormal range */
 static const struct shape shapes[] = {
     {16, 784, 25, 0}, {32, 196, 400, 0}, {25, 16, 784, 0}, {400, 32, 196, 0}, {400, 196, 32, 0},
     {4, 784, 25, 0}, {8, 196, 100, 0}, {25, 4, 784, 0}, {100, 8, 196, 0}, {100, 196, 8, 0},
@@ -114,7 +114,7 @@ static float scaled(struct tr_rng *r, int scale)
     float v = tr_rng_uniform(r, -1.0f, 1.0f);
     int i;
     for (i = 0; i < -scale; i++)
-        v *= 1.0f / 256.0f;   /* exact: a power of two, above the subnormal range for |scale| <= 9 */
+        v *= 1.0f / 256.0f;   /* a power of two: exact while the result stays normal */
     return v;
 }
 
@@ -137,7 +137,7 @@ static int gemm_check(const struct shape *s, int set)
     for (i = 0; i < (k ? k : 1) * ldb; i++)
         b[i] = scaled(&r, s->scale);
     for (i = 0; i < m * ldc; i++)
-        c1[i] = c2[i] = set ? (i % ldc < n ? 1e30f : 3.0f) : scaled(&r, s->scale);
+        c1[i] = c2[i] = set ? (i % ldc < n ? 1e30f : 3.0f) : scaled(&r, 2 * s->scale);
     if (set) {
         for (i = 0; i < m * ldc; i++)
             if (i % ldc < n)
