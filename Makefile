@@ -34,6 +34,7 @@ include port/lwip/lwip.mk
 include apps/board_mps2/board.mk
 include test/sanitize.mk
 include test/build/build.mk
+include test/packaging/packaging.mk
 
 # Installs the system packages the tests need (apt-get; root or sudo).
 deps:

@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# test-packaging: tinyring pulled into an out-of-tree project
+# (test/packaging/consumer) the ways docs/FIRMWARE.md describes.
+#   1. CMake add_subdirectory on the host: core, posix, and the lwIP port
+#      against the consumer's own lwIP; the demo trains 5 steps; tinyring adds
+#      no install rules and keeps its flags to its own objects.
+#   2. FetchContent from a git repository holding the working tree as it is.
+#   3. cmake --install (the Makefile's -Werror on) into a temporary prefix;
+#      CMake's core flags equal the Makefile's CORE_CFLAGS; find_package and
+#      pkg-config consumers build and run.
+#   4. The same for Cortex-M4F with an arm-none-eabi toolchain file: the
+#      find_package consumer runs under qemu-system-arm and prints the
+#      host's losses bit for bit.
+# usage: run.sh OUTDIR, with from the Makefile: TR_CORE_CFLAGS, TR_M4_ARCH,
+# TR_BOARD_SOURCES, TR_LWIP_DIR, TR_LWIP_SOURCES, TR_QEMU. Suite "packaging".
+. "$(dirname "$0")/../lib.sh"
+out=$1
+root=$(cd "$(dirname "$0")/../.." && pwd)
+here=$root/test/packaging
+py=/usr/bin/python3
+unset CFLAGS LDFLAGS CMAKE_PREFIX_PATH
+rm -rf "$out"
+mkdir -p "$out"
+command -v cmake >/dev/null || bash "$root/tools/deps.sh"
+
+# step NAME CMD...: run CMD with its output in $out/NAME.log; on failure show
+# the log's tail
+step() {
+  local name=$1; shift
+  if "$@" >"$out/$name.log" 2>&1; then return 0; fi
+  echo "--- $out/$name.log" >&2; tail -n 15 "$out/$name.log" >&2
+  return 1
+}
+# consumer NAME ARGS...: configure and build the consumer into $out/NAME
+consumer() {
+  local name=$1; shift
+  cmake -S "$here/consumer" -B "$out/$name" -DTR_SOURCE_DIR="$root" "$@" &&
+    cmake --build "$out/$name" -j2
+}
+# qemu_run ELF OUT: the image under QEMU's mps2-an386, its lines in OUT
+qemu_run() {
+  timeout 60 "${TR_QEMU:-qemu-system-arm}" -M mps2-an386 -display none -monitor none \
+    -serial none -semihosting-config enable=on,target=native -kernel "$1" >"$2" 2>&1
+}
+# installs_nothing BUILD PREFIX: installing the consumer's BUILD into PREFIX
+# puts bin/consumer there and nothing else (none of tinyring)
+installs_nothing() {
+  cmake --install "$1" --prefix "$2" >/dev/null && [ "$(cd "$2" && find . -type f | sort)" = "./bin/consumer" ]
+}
+# same A B: the loss and params lines of two runs are identical
+same() {
+  [ -s "$1" ] && [ -s "$2" ] && diff <(grep -E '^(loss|params) ' "$1") <(grep -E '^(loss|params) ' "$2")
+}
+
+desc=$(cmake -P "$here/describe.cmake" 2>&1)
+version=$(sed -n 's/^version //p' <<<"$desc")
+check "cmake/tinyring-sources.cmake reads the version from core/tinyring.h ($version)" \
+  sh -c 'maj=${1%%.*}; min=${1#*.}; min=${min%%.*}; [ "$1" = "$maj.$min.0" ] &&
+    grep -Eq "^#define TR_VERSION_MAJOR +$maj\$" "$2" && grep -Eq "^#define TR_VERSION_MINOR +$min\$" "$2"' \
+  _ "$version" "$root/core/tinyring.h"
+lwip_sources=$(tr ' ' ';' <<<"$TR_LWIP_SOURCES")
+board_sources=$(tr ' ' ';' <<<"$TR_BOARD_SOURCES")
+
+# 1. add_subdirectory, host, with the consumer's lwIP
+check "add_subdirectory: host consumer builds (core, posix, lwIP port on the consumer's lwIP)" \
+  step subdir consumer subdir -DTR_CONSUME=subdir -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_EXPORT_COMPILE_COMMANDS=ON -DTR_LWIP_DIR="$TR_LWIP_DIR" "-DTR_LWIP_SOURCES=$lwip_sources"
+"$out/subdir/consumer" >"$out/host.out" 2>&1
+check "add_subdirectory: the consumer trains 5 steps, the loss falls" \
+  sh -c '"$1" "$2" losses "$3" && grep -qx "posix endpoint parsed" "$3"' _ "$py" "$here/checks.py" "$out/host.out"
+check "add_subdirectory: tinyring::lwip runs, compiled with the project's lwipopts.h" \
+  step lwip-run "$out/subdir/lwip_consumer"
+check "add_subdirectory: core's flags stay on core's objects, no -Werror anywhere" \
+  "$py" "$here/checks.py" private "$root" "$out/subdir/compile_commands.json"
+check "add_subdirectory: installing the consumer installs nothing of tinyring" \
+  installs_nothing "$out/subdir" "$out/subdir-prefix"
+
+# 2. FetchContent from a repository holding the working tree as it is
+# (tracked and untracked files, not ignored ones), made without touching the
+# checkout's index, refs or files
+snap=$(cd "$root" && idx="$out/snapshot.index" &&
+  GIT_INDEX_FILE="$idx" git add -A . && tree=$(GIT_INDEX_FILE="$idx" git write-tree) &&
+  GIT_AUTHOR_NAME=test-packaging GIT_AUTHOR_EMAIL=test@localhost \
+  GIT_COMMITTER_NAME=test-packaging GIT_COMMITTER_EMAIL=test@localhost \
+  git commit-tree -m "test-packaging: the working tree" "$tree") 2>"$out/snapshot.log"
+check "FetchContent: a repository with the working tree in it" \
+  sh -c '[ -n "$1" ] && git init -q --bare "$2" && git -C "$3" push -q "$2" "$1:refs/heads/snapshot"' \
+  _ "$snap" "$out/src.git" "$root"
+check "FetchContent: host consumer builds" \
+  step fetch consumer fetch -DTR_CONSUME=fetch -DCMAKE_BUILD_TYPE=Release \
+    -DTR_GIT_REPOSITORY="$out/src.git" -DTR_GIT_TAG="$snap"
+check "FetchContent: the fetched sources are the checkout's (core/, port/, cmake/)" \
+  sh -c 'for d in core port cmake CMakeLists.txt; do diff -r "$1/$d" "$2/$d" || exit 1; done' \
+  _ "$root" "$out/fetch/_deps/tinyring-src"
+"$out/fetch/consumer" >"$out/fetch.out" 2>&1
+check "FetchContent: same losses and parameters as add_subdirectory" same "$out/host.out" "$out/fetch.out"
+check "FetchContent: installing the consumer installs nothing of tinyring" \
+  installs_nothing "$out/fetch" "$out/fetch-prefix"
+
+# 3. install (with the Makefile's warnings as errors), find_package, pkg-config
+hp=$out/prefix-host
+check "install: host build with TINYRING_STRICT, installed into a temporary prefix" \
+  step install-host sh -c 'cmake -S "$1" -B "$2" -DCMAKE_BUILD_TYPE=Release -DTINYRING_STRICT=ON \
+      -DCMAKE_EXPORT_COMPILE_COMMANDS=ON && cmake --build "$2" -j2 && cmake --install "$2" --prefix "$3"' \
+    _ "$root" "$out/install-host" "$hp"
+check "install: libraries, headers, package config + version file, tinyring.pc" \
+  sh -c 'cd "$1" && for f in lib/libtinyring.a lib/libtinyring_posix.a include/tinyring/tinyring.h \
+      include/tinyring/tr_posix.h lib/cmake/tinyring/tinyringConfig.cmake \
+      lib/cmake/tinyring/tinyringConfigVersion.cmake lib/pkgconfig/tinyring.pc; do [ -f "$f" ] || exit 1; done' _ "$hp"
+check "CMake compiles core with the Makefile's CORE_CFLAGS (less -O, -I)" \
+  "$py" "$here/checks.py" flags "$root" "$TR_CORE_CFLAGS" "$out/install-host/compile_commands.json"
+check "find_package(tinyring 0.1 COMPONENTS posix): host consumer builds" \
+  step package consumer package -DTR_CONSUME=package -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$hp"
+"$out/package/consumer" >"$out/package.out" 2>&1
+check "find_package: same losses and parameters as add_subdirectory" same "$out/host.out" "$out/package.out"
+check "find_package(tinyring 9.9) is refused (version file)" \
+  sh -c '! cmake -S "$1/consumer" -B "$2" -DTR_SOURCE_DIR="$3" -DTR_CONSUME=package \
+      -DTR_TINYRING_VERSION=9.9 -DCMAKE_PREFIX_PATH="$4" >"$2.log" 2>&1 && grep -q "tinyringConfig.cmake, version: 0.1.0" "$2.log"' \
+  _ "$here" "$out/package-9.9" "$root" "$hp"
+export PKG_CONFIG_PATH=$hp/lib/pkgconfig
+check "pkg-config: tinyring $version" sh -c '[ "$(pkg-config --modversion tinyring)" = "$1" ]' _ "$version"
+check "pkg-config: cc \$(pkg-config --cflags --libs tinyring) builds the consumer" \
+  step pkgconfig sh -c '${CC:-cc} -O2 -DCONSUMER_POSIX $(pkg-config --cflags tinyring) -I"$3" -o "$1" \
+      "$2/demo.c" "$2/host_main.c" "$3/train_step.c" $(pkg-config --libs tinyring)' \
+    _ "$out/pc-consumer" "$here/consumer" "$root/apps/board_mps2"
+"$out/pc-consumer" >"$out/pkgconfig.out" 2>&1
+check "pkg-config: same losses and parameters as add_subdirectory" same "$out/host.out" "$out/pkgconfig.out"
+unset PKG_CONFIG_PATH
+
+# 4. Cortex-M4F: install with the toolchain file, find_package
+export TR_M4_ARCH
+tc=$here/arm-none-eabi.cmake
+mp=$out/prefix-m4
+check "install: Cortex-M4F build (arm-none-eabi toolchain file, TINYRING_STRICT) into a prefix" \
+  step install-m4 sh -c 'cmake -S "$1" -B "$2" -DCMAKE_TOOLCHAIN_FILE="$3" -DCMAKE_BUILD_TYPE=Release \
+      -DTINYRING_STRICT=ON && cmake --build "$2" -j2 && cmake --install "$2" --prefix "$4"' \
+    _ "$root" "$out/install-m4" "$tc" "$mp"
+check "find_package: Cortex-M4F image with apps/board_mps2's startup and mps2.ld" \
+  step package-m4 consumer package-m4 -DTR_CONSUME=package -DCMAKE_TOOLCHAIN_FILE="$tc" \
+    -DCMAKE_BUILD_TYPE=Release -DCMAKE_FIND_ROOT_PATH="$mp" "-DTR_BOARD_SOURCES=$board_sources"
+check "find_package: the image runs under qemu-system-arm mps2-an386" \
+  qemu_run "$out/package-m4/consumer.elf" "$out/m4.out"
+check "find_package: Cortex-M4F losses and parameters equal the host's bit for bit" \
+  same "$out/host.out" "$out/m4.out"
+
+report packaging
