@@ -17,6 +17,7 @@
  * defined in the ports. */
 #include "tinyring.h"
 #include "tr_layer_kernels.h"
+#include "tr_util.h"
 #include "image.h"
 #include "image_arena.h"
 
@@ -88,12 +89,7 @@ static uint32_t float_bits(float f)
 /* FNV-1a over the bytes of n floats (every target is little-endian) */
 static uint32_t hash_floats(const float *x, size_t n)
 {
-    const uint8_t *b = (const uint8_t *)x;
-    uint32_t h = 2166136261u;
-    size_t i;
-    for (i = 0; i < n * sizeof *x; i++)
-        h = (h ^ b[i]) * 16777619u;
-    return h;
+    return tr_fnv1a32(TR_FNV32_INIT, x, n * sizeof *x);
 }
 
 #if IMAGE_CHECKS
