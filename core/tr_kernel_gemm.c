@@ -64,168 +64,144 @@ static void gemm_tail(float *c, const float *a, const float *b, size_t m, size_t
 }
 
 #if defined(TR_GEMM_VEC)
-/* ---- vector-extension tile ------------------------------------------- */
+/* ---- vector-extension tile ---------------------------------------------
+ *
+ * A tile of up to TR_VMR rows x nv vectors of C lives in named vector
+ * accumulators; each k step loads nv vectors of the B row and, per row, one
+ * A value (a post-increment walk along the row: one pointer register per
+ * row, no index arithmetic) broadcast against them. With AVX-512 the 8 x 2
+ * tile is 16 of the 32 registers, and a k step is 2 loads, 8 broadcasts, 16
+ * multiplies and 16 adds: the multiplies and adds fill both vector ports.
+ * With 16 registers (AVX, SSE) the tile is 6 x 2. Columns below a vector
+ * take a 4-lane tile, below 4 the reference loop. Row blocks are as even as
+ * the row count allows (25 rows: 6, 6, 6, 7), so no block is left with too
+ * few independent accumulators to hide the add latency. */
 #if defined(__AVX512F__)
 #define TR_VW 16
+#define TR_VMR 8
 #elif defined(__AVX__)
 #define TR_VW 8
+#define TR_VMR 6
 #else
 #define TR_VW 4
+#define TR_VMR 6
 #endif
 typedef float tr_vf __attribute__((vector_size(TR_VW * 4)));
-#define TR_MR 8
-
-static tr_vf vload(const float *p)
-{
-    tr_vf v;
-    __builtin_memcpy(&v, p, sizeof v);   /* unaligned load */
-    return v;
-}
-
-static void vstore(float *p, tr_vf v)
-{
-    __builtin_memcpy(p, &v, sizeof v);
-}
-
-/* the accumulator's start: C's value (C += A*B) or zero (C = A*B) */
-static tr_vf vinit(const float *p, int acc)
-{
-    tr_vf z = {0};
-    return acc ? vload(p) : z;
-}
-
-/* C (MR, 2 vectors) += A (MR, k) * B (k, 2 vectors) */
-static void tile_mr_2v(float *restrict c, const float *restrict a, const float *restrict b,
-                       size_t k, size_t lda, size_t ldb, size_t ldc, int acc)
-{
-    tr_vf c00 = vinit(c + 0 * ldc, acc), c01 = vinit(c + 0 * ldc + TR_VW, acc);
-    tr_vf c10 = vinit(c + 1 * ldc, acc), c11 = vinit(c + 1 * ldc + TR_VW, acc);
-    tr_vf c20 = vinit(c + 2 * ldc, acc), c21 = vinit(c + 2 * ldc + TR_VW, acc);
-    tr_vf c30 = vinit(c + 3 * ldc, acc), c31 = vinit(c + 3 * ldc + TR_VW, acc);
-    tr_vf c40 = vinit(c + 4 * ldc, acc), c41 = vinit(c + 4 * ldc + TR_VW, acc);
-    tr_vf c50 = vinit(c + 5 * ldc, acc), c51 = vinit(c + 5 * ldc + TR_VW, acc);
-    tr_vf c60 = vinit(c + 6 * ldc, acc), c61 = vinit(c + 6 * ldc + TR_VW, acc);
-    tr_vf c70 = vinit(c + 7 * ldc, acc), c71 = vinit(c + 7 * ldc + TR_VW, acc);
-    size_t p;
-
-    for (p = 0; p < k; p++) {
-        const tr_vf b0 = vload(b + p * ldb), b1 = vload(b + p * ldb + TR_VW);
-        const float *ap = a + p;
-        float av;
-        av = ap[0 * lda]; c00 += av * b0; c01 += av * b1;
-        av = ap[1 * lda]; c10 += av * b0; c11 += av * b1;
-        av = ap[2 * lda]; c20 += av * b0; c21 += av * b1;
-        av = ap[3 * lda]; c30 += av * b0; c31 += av * b1;
-        av = ap[4 * lda]; c40 += av * b0; c41 += av * b1;
-        av = ap[5 * lda]; c50 += av * b0; c51 += av * b1;
-        av = ap[6 * lda]; c60 += av * b0; c61 += av * b1;
-        av = ap[7 * lda]; c70 += av * b0; c71 += av * b1;
-    }
-    vstore(c + 0 * ldc, c00); vstore(c + 0 * ldc + TR_VW, c01);
-    vstore(c + 1 * ldc, c10); vstore(c + 1 * ldc + TR_VW, c11);
-    vstore(c + 2 * ldc, c20); vstore(c + 2 * ldc + TR_VW, c21);
-    vstore(c + 3 * ldc, c30); vstore(c + 3 * ldc + TR_VW, c31);
-    vstore(c + 4 * ldc, c40); vstore(c + 4 * ldc + TR_VW, c41);
-    vstore(c + 5 * ldc, c50); vstore(c + 5 * ldc + TR_VW, c51);
-    vstore(c + 6 * ldc, c60); vstore(c + 6 * ldc + TR_VW, c61);
-    vstore(c + 7 * ldc, c70); vstore(c + 7 * ldc + TR_VW, c71);
-}
-
-/* C (MR, 1 vector) += A (MR, k) * B (k, 1 vector) */
-static void tile_mr_1v(float *restrict c, const float *restrict a, const float *restrict b,
-                       size_t k, size_t lda, size_t ldb, size_t ldc, int acc)
-{
-    tr_vf c0 = vinit(c + 0 * ldc, acc), c1 = vinit(c + 1 * ldc, acc),
-          c2 = vinit(c + 2 * ldc, acc), c3 = vinit(c + 3 * ldc, acc),
-          c4 = vinit(c + 4 * ldc, acc), c5 = vinit(c + 5 * ldc, acc),
-          c6 = vinit(c + 6 * ldc, acc), c7 = vinit(c + 7 * ldc, acc);
-    size_t p;
-
-    for (p = 0; p < k; p++) {
-        const tr_vf b0 = vload(b + p * ldb);
-        const float *ap = a + p;
-        c0 += ap[0 * lda] * b0; c1 += ap[1 * lda] * b0;
-        c2 += ap[2 * lda] * b0; c3 += ap[3 * lda] * b0;
-        c4 += ap[4 * lda] * b0; c5 += ap[5 * lda] * b0;
-        c6 += ap[6 * lda] * b0; c7 += ap[7 * lda] * b0;
-    }
-    vstore(c + 0 * ldc, c0); vstore(c + 1 * ldc, c1); vstore(c + 2 * ldc, c2);
-    vstore(c + 3 * ldc, c3); vstore(c + 4 * ldc, c4); vstore(c + 5 * ldc, c5);
-    vstore(c + 6 * ldc, c6); vstore(c + 7 * ldc, c7);
-}
-
-#if TR_VW > 4
-/* C (MR, 4) += A (MR, k) * B (k, 4): column tails narrower than a vector */
 typedef float tr_vf4 __attribute__((vector_size(16)));
+#define TR_TILE static inline __attribute__((always_inline))
 
-static void tile_mr_q(float *restrict c, const float *restrict a, const float *restrict b,
-                      size_t k, size_t lda, size_t ldb, size_t ldc, int accumulate)
+/* the A row pointers of a tile of mr rows (the unused ones repeat the last) */
+#define VA_ROWS()                                                             \
+    const float *a0 = a, *a1 = a0 + (mr > 1 ? lda : 0), *a2 = a1 + (mr > 2 ? lda : 0); \
+    const float *a3 = a2 + (mr > 3 ? lda : 0), *a4 = a3 + (mr > 4 ? lda : 0);   \
+    const float *a5 = a4 + (mr > 5 ? lda : 0), *a6 = a5 + (mr > 6 ? lda : 0);   \
+    const float *a7 = a6 + (mr > 7 ? lda : 0)
+/* row i's accumulators xi0, xi1 start at C's values (unaligned) or +0 */
+#define VX_INIT(T, i)                                                         \
+    T x##i##0 = {0}, x##i##1 = {0};                                           \
+    if (mr > i && acc) {                                                      \
+        __builtin_memcpy(&x##i##0, c + i * ldc, sizeof(T));                   \
+        if (nv > 1)                                                           \
+            __builtin_memcpy(&x##i##1, c + i * ldc + sizeof(T) / 4, sizeof(T)); \
+    }
+#define VX_STEP(i)                                                            \
+    if (mr > i) {                                                             \
+        const float av = *a##i++;                                             \
+        x##i##0 += av * b0;                                                   \
+        if (nv > 1)                                                           \
+            x##i##1 += av * b1;                                               \
+    }
+#define VX_STORE(T, i)                                                        \
+    if (mr > i) {                                                             \
+        __builtin_memcpy(c + i * ldc, &x##i##0, sizeof(T));                   \
+        if (nv > 1)                                                           \
+            __builtin_memcpy(c + i * ldc + sizeof(T) / 4, &x##i##1, sizeof(T)); \
+    }
+/* C (mr, nv vectors of type T) += A (mr, k) * B (k, nv vectors); mr and nv
+ * are compile-time constants at every call */
+#define VTILE_BODY(T)                                                         \
+    VA_ROWS();                                                                \
+    size_t p;                                                                 \
+    VX_INIT(T, 0) VX_INIT(T, 1) VX_INIT(T, 2) VX_INIT(T, 3)                   \
+    VX_INIT(T, 4) VX_INIT(T, 5) VX_INIT(T, 6) VX_INIT(T, 7)                   \
+    for (p = 0; p < k; p++) {                                                 \
+        T b0, b1;                                                             \
+        __builtin_memcpy(&b0, b, sizeof(T));                                  \
+        b1 = b0;                                                              \
+        if (nv > 1)                                                           \
+            __builtin_memcpy(&b1, b + sizeof(T) / 4, sizeof(T));              \
+        b += ldb;                                                             \
+        VX_STEP(0) VX_STEP(1) VX_STEP(2) VX_STEP(3)                           \
+        VX_STEP(4) VX_STEP(5) VX_STEP(6) VX_STEP(7)                           \
+    }                                                                         \
+    VX_STORE(T, 0) VX_STORE(T, 1) VX_STORE(T, 2) VX_STORE(T, 3)               \
+    VX_STORE(T, 4) VX_STORE(T, 5) VX_STORE(T, 6) VX_STORE(T, 7)
+
+TR_TILE void vtile(float *restrict c, const float *restrict a, const float *restrict b,
+                   size_t k, size_t lda, size_t ldb, size_t ldc, int acc, const int mr,
+                   const int nv)
 {
-    tr_vf4 acc[TR_MR], bv, z = {0};
-    size_t i, p;
-
-    for (i = 0; i < TR_MR; i++) {
-        acc[i] = z;
-        if (accumulate)
-            __builtin_memcpy(&acc[i], c + i * ldc, sizeof bv);
-    }
-    for (p = 0; p < k; p++) {
-        __builtin_memcpy(&bv, b + p * ldb, sizeof bv);
-        for (i = 0; i < TR_MR; i++)
-            acc[i] += a[i * lda + p] * bv;
-    }
-    for (i = 0; i < TR_MR; i++)
-        __builtin_memcpy(c + i * ldc, &acc[i], sizeof bv);
+    VTILE_BODY(tr_vf)
 }
+
+TR_TILE void qtile(float *restrict c, const float *restrict a, const float *restrict b,
+                   size_t k, size_t lda, size_t ldb, size_t ldc, int acc, const int mr,
+                   const int nv)
+{
+    VTILE_BODY(tr_vf4)
+}
+
+/* one function per tile kind, specialised for each row count 1..TR_VMR */
+#define TILE_ROWS_FN(name, tile, nv)                                          \
+    static void name(float *c, const float *a, const float *b, size_t mr, size_t k, \
+                     size_t lda, size_t ldb, size_t ldc, int acc)             \
+    {                                                                         \
+        switch (mr) {                                                         \
+        case 8: tile(c, a, b, k, lda, ldb, ldc, acc, 8, nv); break;           \
+        case 7: tile(c, a, b, k, lda, ldb, ldc, acc, 7, nv); break;           \
+        case 6: tile(c, a, b, k, lda, ldb, ldc, acc, 6, nv); break;           \
+        case 5: tile(c, a, b, k, lda, ldb, ldc, acc, 5, nv); break;           \
+        case 4: tile(c, a, b, k, lda, ldb, ldc, acc, 4, nv); break;           \
+        case 3: tile(c, a, b, k, lda, ldb, ldc, acc, 3, nv); break;           \
+        case 2: tile(c, a, b, k, lda, ldb, ldc, acc, 2, nv); break;           \
+        default: tile(c, a, b, k, lda, ldb, ldc, acc, 1, nv); break;          \
+        }                                                                     \
+    }
+TILE_ROWS_FN(tile_2v, vtile, 2)
+TILE_ROWS_FN(tile_1v, vtile, 1)
+#if TR_VW > 4
+TILE_ROWS_FN(tile_q, qtile, 1)
 #endif
 
-/* C (1, nv vectors) += A (1, k) * B (k, nv vectors), nv = 1 or 2 */
-static void tile_row(float *restrict c, const float *restrict a, const float *restrict b,
-                     size_t k, size_t ldb, int nv, int acc)
+/* the next row block of the left rows: at most TR_VMR, as even as possible */
+static size_t block_rows(size_t left)
 {
-    tr_vf c0 = vinit(c, acc), c1 = nv > 1 ? vinit(c + TR_VW, acc) : c0;
-    size_t p;
-
-    if (nv > 1) {
-        for (p = 0; p < k; p++) {
-            c0 += a[p] * vload(b + p * ldb);
-            c1 += a[p] * vload(b + p * ldb + TR_VW);
-        }
-        vstore(c + TR_VW, c1);
-    } else {
-        for (p = 0; p < k; p++)
-            c0 += a[p] * vload(b + p * ldb);
-    }
-    vstore(c, c0);
+    return left / ((left + TR_VMR - 1) / TR_VMR);
 }
 
 static void gemm(float *c, const float *a, const float *b, size_t m, size_t n,
                  size_t k, size_t lda, size_t ldb, size_t ldc, int acc)
 {
-    const size_t mb = m - m % TR_MR;
-    size_t i, j = 0;
+    size_t i, j = 0, r;
 
-    /* Column panels outermost: B (k, NR) stays in L1 while every row block
-     * of A streams past it. */
-    for (; j + 2 * TR_VW <= n; j += 2 * TR_VW) {
-        for (i = 0; i < mb; i += TR_MR)
-            tile_mr_2v(c + i * ldc + j, a + i * lda, b + j, k, lda, ldb, ldc, acc);
-        for (; i < m; i++)
-            tile_row(c + i * ldc + j, a + i * lda, b + j, k, ldb, 2, acc);
-    }
-    for (; j + TR_VW <= n; j += TR_VW) {
-        for (i = 0; i < mb; i += TR_MR)
-            tile_mr_1v(c + i * ldc + j, a + i * lda, b + j, k, lda, ldb, ldc, acc);
-        for (; i < m; i++)
-            tile_row(c + i * ldc + j, a + i * lda, b + j, k, ldb, 1, acc);
-    }
+    /* column panels outermost: B (k, panel) is reread by every row block
+     * while it is in the cache */
+    for (; j + 2 * TR_VW <= n; j += 2 * TR_VW)
+        for (i = 0; i < m; i += r) {
+            r = block_rows(m - i);
+            tile_2v(c + i * ldc + j, a + i * lda, b + j, r, k, lda, ldb, ldc, acc);
+        }
+    for (; j + TR_VW <= n; j += TR_VW)
+        for (i = 0; i < m; i += r) {
+            r = block_rows(m - i);
+            tile_1v(c + i * ldc + j, a + i * lda, b + j, r, k, lda, ldb, ldc, acc);
+        }
 #if TR_VW > 4
-    for (; j + 4 <= n; j += 4) {
-        for (i = 0; i < mb; i += TR_MR)
-            tile_mr_q(c + i * ldc + j, a + i * lda, b + j, k, lda, ldb, ldc, acc);
-        if (mb < m)
-            gemm_tail(c + mb * ldc + j, a + mb * lda, b + j, m - mb, 4, k, lda, ldb, ldc, acc);
-    }
+    for (; j + 4 <= n; j += 4)
+        for (i = 0; i < m; i += r) {
+            r = block_rows(m - i);
+            tile_q(c + i * ldc + j, a + i * lda, b + j, r, k, lda, ldb, ldc, acc);
+        }
 #endif
     if (j < n)
         gemm_tail(c + j, a, b + j, m, n - j, k, lda, ldb, ldc, acc);

@@ -24,6 +24,57 @@ static const char *kname(int k)
     return k >= 1 && k <= 6 ? n[k] : "?";
 }
 
+/* the seed net's GEMMs as its conv layers call them for one sample
+ * (C += A * B, contiguous rows): time each (best of reps runs of enough
+ * calls for about 2 ms), print GFLOP/s, and one machine-readable line
+ * "gemm_gflops X" for the five together */
+static void gemm_table(int reps)
+{
+    static const struct { const char *what; size_t m, n, k; int set; } g[] = {
+        {"conv1 fwd   y += w * col", 16, 784, 25, 0},
+        {"conv2 fwd   y += w * col", 32, 196, 400, 0},
+        {"conv1 dw^T += col * dy^T", 25, 16, 784, 0},
+        {"conv2 dw^T += col * dy^T", 400, 32, 196, 0},
+        {"conv2 dcol  = w^T * dy", 400, 196, 32, 1},
+    };
+    double t_all = 0, f_all = 0;
+    unsigned i;
+
+    printf("%-28s %5s %5s %5s %9s\n", "GEMM (one sample)", "M", "N", "K", "GFLOP/s");
+    for (i = 0; i < sizeof g / sizeof g[0]; i++) {
+        const size_t m = g[i].m, n = g[i].n, k = g[i].k;
+        const double flops = 2.0 * m * n * k;
+        const int calls = (int)(4e6 / flops) + 1;   /* about 2 ms at 100 GFLOP/s */
+        float *a = malloc(m * k * sizeof *a), *b = malloc(k * n * sizeof *b);
+        float *c = malloc(m * n * sizeof *c);
+        double best = 1e30, t0;
+        size_t q;
+        int r, j;
+        for (q = 0; q < m * k; q++) a[q] = 0.001f * (float)(q % 97) - 0.05f;
+        for (q = 0; q < k * n; q++) b[q] = 0.002f * (float)(q % 89) - 0.09f;
+        for (q = 0; q < m * n; q++) c[q] = 0.0f;
+        for (r = 0; r < reps + 1; r++) {
+            t0 = now();
+            for (j = 0; j < calls; j++) {
+                if (g[i].set)
+                    tr_gemm_set(c, a, b, m, n, k, k, n, n);
+                else
+                    tr_gemm(c, a, b, m, n, k, k, n, n);
+            }
+            t0 = (now() - t0) / calls;
+            if (r > 0 && t0 < best)   /* the first run warms the caches */
+                best = t0;
+        }
+        printf("%-28s %5zu %5zu %5zu %9.2f\n", g[i].what, m, n, k, flops / best * 1e-9);
+        t_all += best;
+        f_all += flops;
+        free(a);
+        free(b);
+        free(c);
+    }
+    printf("gemm_gflops %.2f\n", f_all / t_all * 1e-9);
+}
+
 int main(int argc, char **argv)
 {
     unsigned B = argc > 1 ? (unsigned)atoi(argv[1]) : 100;
@@ -126,6 +177,8 @@ int main(int argc, char **argv)
             printf("%-3u %-12s %10.3f %9s %10.3f %9s\n", li, kname(l->d.kind), tf * 1e3, "-",
                    tb * 1e3, "-");
     }
+
+    gemm_table(reps);
 
     /* full training steps */
     for (k = -2; k < steps; k++) {

@@ -3,8 +3,10 @@
 # side on one core. Rounds alternate (tinyring, torch, tinyring, ...) so both
 # see the same machine load; each side's best round is compared.
 # With PEAK_PROBE (bench/core/peak_probe.c), the core's limit for separate
-# multiplies and adds is measured before and after the rounds (the better
-# of the two counts) and the best round is given as a fraction of it.
+# multiplies and adds is measured before, during (once per round) and after
+# the rounds; the best probe counts (on a shared machine load only slows
+# things down, the probe as much as the step) and the best round is given
+# as a fraction of it.
 # usage: run.sh BENCH_BINARY [batch] [rounds] [steps] [PEAK_PROBE]
 set -u
 bin=$1; batch=${2:-100}; rounds=${3:-3}; steps=${4:-20}; probe=${5:-}
@@ -15,13 +17,21 @@ if ! [ -x "$py" ] || ! "$py" -c 'import torch' 2>/dev/null; then
   have_torch=0; echo "torch: SKIP (python3-torch not installed; no side-by-side ratio)"
 fi
 probe_out=
-[ -n "$probe" ] && probe_out=$(timeout 60 "$probe")
+nprobe=0
+probe() { [ -n "$probe" ] && { probe_out=$(printf '%s\n%s\n' "$probe_out" "$(timeout 60 "$probe")"); nprobe=$((nprobe + 1)); }; }
+probe
 # per-layer table once
 pin=""   # unpinned: on a shared machine the scheduler finds the idler core
-timeout 300 $pin "$bin" "$batch" "$steps" | grep -v '^step_samples_per_s'
+table=$(timeout 300 $pin "$bin" "$batch" "$steps")
+printf '%s\n' "$table" | grep -v -e '^step_samples_per_s' -e '^gemm_gflops'
+gemm=$(printf '%s\n' "$table" | awk '/^gemm_gflops/{print $2}')
 for r in $(seq 1 "$rounds"); do
-  c=$(timeout 300 $pin "$bin" "$batch" "$steps" | awk '/^step_samples_per_s/{print $2}')
+  out=$(timeout 300 $pin "$bin" "$batch" "$steps")
+  c=$(printf '%s\n' "$out" | awk '/^step_samples_per_s/{print $2}')
+  g=$(printf '%s\n' "$out" | awk '/^gemm_gflops/{print $2}')
   best_c=$(awk -v a="$best_c" -v b="${c:-0}" 'BEGIN{print (b>a)?b:a}')
+  gemm=$(awk -v a="${gemm:-0}" -v b="${g:-0}" 'BEGIN{print (b>a)?b:a}')
+  probe
   if [ $have_torch = 1 ]; then
     t=$(timeout 300 $pin "$py" "$here/torch_step.py" "$batch" "$steps" | awk '/^step_samples_per_s/{print $2}')
     best_t=$(awk -v a="$best_t" -v b="${t:-0}" 'BEGIN{print (b>a)?b:a}')
@@ -34,16 +44,17 @@ if [ $have_torch = 1 ]; then
   awk -v a="$best_c" -v b="$best_t" 'BEGIN{ if (b>0) printf "ratio tinyring/torch: %.2fx\n", a/b }'
 fi
 if [ -n "$probe" ]; then
-  probe_out=$(printf '%s\n%s\n' "$probe_out" "$(timeout 60 "$probe")")
-  printf '%s\n' "$probe_out" | awk -v sps="$best_c" '
+  probe
+  printf '%s\n' "$probe_out" | awk -v sps="$best_c" -v gemm="${gemm:-0}" -v n="$nprobe" '
     /^peak probe:/ { line = $0 }
     /^peak_gflops/ { if ($2 > peak) { peak = $2; best = line } }
     /^fma_gflops/  { if ($2 > fma) fma = $2 }
     /^flops_per_sample/ { f = $2 }
     END {
       if (peak <= 0 || f <= 0) { print "fraction-of-peak N=1: ? (the probe failed)"; exit }
-      print best " (best of 2 probes)"
+      print best " (best of " n " probes)"
       if (fma > 0) printf "  (with fused multiply-add, not used by core: %.1f GFLOP/s)\n", fma
+      if (gemm > 0) printf "GEMM, the seed net'"'"'s five shapes together (best round): %.1f GFLOP/s = %.1f%% of the peak\n", gemm, 100 * gemm / peak
       printf "step FLOPs per sample: %.0f (2 per multiply-accumulate of the convs and the linear layer, fwd + bwd)\n", f
       printf "fraction-of-peak N=1: %.1f%% (%.1f samples/s x %.0f FLOPs = %.1f GFLOP/s of %.1f)\n",
              100 * sps * f / (peak * 1e9), sps, f, sps * f * 1e-9, peak }'

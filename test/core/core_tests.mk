@@ -15,13 +15,21 @@ $(CORE_TEST_DIR)/%: test/core/%.c $(BUILD)/libtinyring.a $(CORE_TEST_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(HOST_CFLAGS) -Itest -Itest/core -o $@ $< $(BUILD)/libtinyring.a -lm
 
-# test_gemm_plain compiles core's GEMM into itself: core's float rules
-$(CORE_TEST_DIR)/test_gemm_plain: HOST_CFLAGS += -ffp-contract=off
+# test_gemm_plain compiles core's GEMM into itself: core's float rules; as
+# test_gemm_plain its scalar-FPU branch, as test_gemm_isa_<isa> the vector branch
+# with the host's flags and again without AVX-512 and without AVX
+$(CORE_TEST_DIR)/test_gemm_plain: HOST_CFLAGS += -ffp-contract=off -DTEST_GEMM_SCALAR
+GEMM_ISAS := native:-DTEST_GEMM_NATIVE no-avx512:-mno-avx512f no-avx:-mno-avx
+GEMM_ISA_BINS := $(foreach v,$(GEMM_ISAS),$(CORE_TEST_DIR)/test_gemm_isa_$(firstword $(subst :, ,$(v))))
+$(CORE_TEST_DIR)/test_gemm_isa_%: test/core/test_gemm_plain.c $(CORE_TEST_HDRS) core/tr_kernel_gemm.c
+	@mkdir -p $(dir $@)
+	$(CC) $(HOST_CFLAGS) -ffp-contract=off $(lastword $(subst :, ,$(filter $*:%,$(GEMM_ISAS)))) \
+	  '-DTEST_SUITE="core_gemm_$*"' -Itest -Itest/core -o $@ $<
 
 .PHONY: test-core test-symbols test-cross bench-core cross-core core-sizes
-test-core: $(CORE_TEST_BINS)
+test-core: $(CORE_TEST_BINS) $(GEMM_ISA_BINS)
 	@mkdir -p $(TR_RESULTS)
-	@st=0; for t in $(CORE_TEST_BINS); do \
+	@st=0; for t in $(CORE_TEST_BINS) $(GEMM_ISA_BINS); do \
 	  timeout 300 $$t test/fixtures || { echo "FAILED: $$t"; st=1; }; done; exit $$st
 
 test-symbols: $(CORE_OBJS)
