@@ -18,12 +18,12 @@ $(CORE_TEST_DIR)/%: test/core/%.c $(BUILD)/libtinyring.a $(CORE_TEST_HDRS)
 # test_gemm_plain compiles core's GEMM into itself: core's float rules; as
 # test_gemm_plain its scalar-FPU branch, as test_gemm_isa_<isa> the vector branch
 # with the host's flags and again without AVX-512 and without AVX
-$(CORE_TEST_DIR)/test_gemm_plain: HOST_CFLAGS += -ffp-contract=off -DTEST_GEMM_SCALAR
-GEMM_ISAS := native:-DTEST_GEMM_NATIVE no-avx512:-mno-avx512f no-avx:-mno-avx
+$(CORE_TEST_DIR)/test_gemm_plain: HOST_CFLAGS += -ffp-contract=off
+GEMM_ISAS := native:-march=native no-avx512:-mno-avx512f no-avx:-mno-avx
 GEMM_ISA_BINS := $(foreach v,$(GEMM_ISAS),$(CORE_TEST_DIR)/test_gemm_isa_$(firstword $(subst :, ,$(v))))
 $(CORE_TEST_DIR)/test_gemm_isa_%: test/core/test_gemm_plain.c $(CORE_TEST_HDRS) core/tr_kernel_gemm.c
 	@mkdir -p $(dir $@)
-	$(CC) $(HOST_CFLAGS) -ffp-contract=off $(lastword $(subst :, ,$(filter $*:%,$(GEMM_ISAS)))) \
+	$(CC) $(HOST_CFLAGS) -ffp-contract=off -DTEST_GEMM_VECTOR $(lastword $(subst :, ,$(filter $*:%,$(GEMM_ISAS)))) \
 	  '-DTEST_SUITE="core_gemm_$*"' -Itest -Itest/core -o $@ $<
 
 .PHONY: test-core test-symbols test-cross bench-core cross-core core-sizes

@@ -2,17 +2,17 @@
  * into this test) against the reference, bitwise: every element must have
  * the same bits (the layer contract: the same float operations in the same
  * order). Built several times (test/core/core_tests.mk):
- *   - with TEST_GEMM_SCALAR: the vector-register macros removed, so the #if
- *     takes the scalar-FPU branch that Cortex-M4F and RV32 run (and the
- *     Cortex-M55's fallback);
- *   - as test_gemm_isa_*, with the host's flags, and again without AVX-512
- *     and without AVX: the vector-extension branch at 16, 8 and 4 lanes, as
- *     far as this host has them.
+ *   - by default (test_gemm_plain): the vector-register macros removed, so
+ *     the #if takes the scalar-FPU branch that Cortex-M4F and RV32 run (and
+ *     the Cortex-M55's fallback);
+ *   - with TEST_GEMM_VECTOR (test_gemm_isa_*): the vector-extension branch
+ *     with the host's flags, and again without AVX-512 and without AVX: 16,
+ *     8 and 4 lanes, as far as this host has them.
  * Shapes: the seed net's and the narrow net's, every row count up to two
  * row blocks, column counts around 4, 1 and 2 vectors, k 0 and 1, strided
  * views; the overwrite form must not read C and must leave the gaps between
  * rows alone. Built with -ffp-contract=off, like core. */
-#if defined(TEST_GEMM_SCALAR)
+#if !defined(TEST_GEMM_VECTOR)
 #undef __AVX512F__
 #undef __AVX__
 #undef __SSE2__
