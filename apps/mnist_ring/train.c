@@ -10,11 +10,8 @@
 #define _GNU_SOURCE
 #include "train.h"
 
-#include <errno.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/socket.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -331,44 +328,9 @@ static int setup(struct mr_rank *r, const struct mr_dataset *train, const char *
     return 0;
 }
 
-/* Leave so that no peer loses bytes: the port may still hold a small send
- * (it flushes in poll), so flush, say we are done writing, and wait (at most
- * 2 s) for every peer to say the same before closing. Closing at once could
- * reset a connection whose last bytes a neighbour has not read yet. */
-static void close_gracefully(struct mr_rank *r)
+/* tr_posix_close leaves gracefully: no neighbour loses the last bytes. */
+static void teardown(struct mr_rank *r)
 {
-    double end = mr_now() + 2.0;
-    int open_fds = 0;
-    for (int i = 0; i < 2; i++) {
-        r->tp.poll(r->tp.ctx, 0, 0);   /* flushes what the port holds */
-        if (r->px.fd[i] >= 0 && (i == 0 || r->px.fd[1] != r->px.fd[0])) {
-            shutdown(r->px.fd[i], SHUT_WR);
-            open_fds |= 1 << i;
-        }
-    }
-    while (open_fds && mr_now() < end) {
-        struct pollfd pf[2];
-        int np = 0, which[2];
-        char sink[4096];
-        for (int i = 0; i < 2; i++)
-            if (open_fds & (1 << i)) {
-                pf[np].fd = r->px.fd[i];
-                pf[np].events = POLLIN;
-                which[np++] = i;
-            }
-        if (poll(pf, (nfds_t)np, 100) <= 0)
-            continue;
-        for (int j = 0; j < np; j++)
-            if (pf[j].revents && recv(pf[j].fd, sink, sizeof sink, MSG_DONTWAIT) <= 0 &&
-                !(errno == EAGAIN || errno == EINTR))
-                open_fds &= ~(1 << which[j]);
-    }
-}
-
-static void teardown(struct mr_rank *r, int ok)
-{
-    if (r->have_px && ok && r->world > 1)
-        close_gracefully(r);
     if (r->have_px)
         tr_posix_close(&r->px);
     mr_sampler_free(&r->smp);
@@ -574,6 +536,6 @@ int mr_train_rank(const struct mr_args *a, const struct mr_dataset *train,
     rc = 0;
 out:
     fflush(stdout);
-    teardown(&r, rc >= 0);
+    teardown(&r);
     return rc < 0 ? 1 : 0;
 }

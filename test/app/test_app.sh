@@ -50,6 +50,17 @@ done
 "$MR" --help | grep -q -- "--init-method URL"
 check "--help lists the flags" test $? -eq 0
 
+# --- leaving: a finished multi-rank run exits without spinning on its closed links
+# (issue 13, defect 1: a 1-step 2-rank run made ~100,000 recvfrom calls in a 2 s busy loop)
+if command -v strace >/dev/null; then
+  $TO 60 strace -f -c -e trace=recvfrom -o "$T/strace.txt" "$MR" --data "$D" --nproc 2 --max-steps 1 --quiet >/dev/null 2>&1
+  calls=$(awk '$NF=="recvfrom" { print $4 }' "$T/strace.txt")
+  check "1-step 2-rank run: $calls recvfrom calls in all (< 2000: no busy loop at exit)" \
+    test -n "$calls" -a "${calls:-999999}" -lt 2000
+else
+  fail "strace not installed (tools/apt-packages.txt)"
+fi
+
 # --- 1, 2, 4 ranks: identical params on every rank after every step; loss falls
 for n in 1 2 4; do
   out="$T/r$n.out"; err="$T/r$n.err"
