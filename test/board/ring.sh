@@ -102,11 +102,13 @@ done
 hrc=0
 for p in "${hpids[@]}"; do wait "$p" || hrc=1; done
 href=$(sed -n 's/^params hash \([0-9a-f]*\).*/\1/p' "$work/host0.log")
-check "all-host reference ring ran (status $hrc, hash ${href:-none})" [ "$hrc" -eq 0 ] && [ -n "$href" ]
+check "all-host reference ring ran (status $hrc, hash ${href:-none})" \
+  sh -c '[ "$1" -eq 0 ] && [ -n "$2" ]' _ "$hrc" "$href"
 check "boards + hosts equal the all-host ring bit for bit (${hashes[0]} vs ${href:-none})" \
   [ "${hashes[0]}" = "${href:-none}" ]
 # the ranks trained on different samples: their local losses differ
 l0=$(sed -n 's/^step 0 loss .* bits \([0-9a-f]*\)/\1/p' "$work/rank0.log")
 l1=$(sed -n 's/^step 0 loss .* bits \([0-9a-f]*\)/\1/p' "$work/rank1.log")
-check "ranks saw different samples (step 0 losses $l0 / $l1)" [ -n "$l0" ] && [ "$l0" != "$l1" ]
+check "ranks saw different samples (step 0 losses $l0 / $l1)" \
+  sh -c '[ -n "$1" ] && [ "$1" != "$2" ]' _ "$l0" "$l1"
 report board_ring
