@@ -18,6 +18,12 @@ $(BUILD)/test/app/test_app_units: test/app/test_app_units.c $(MR_LIB_OBJS) $(POS
 	@mkdir -p $(dir $@)
 	$(CC) $(HOST_CFLAGS) -Iapps/mnist_ring -Iport/posix -Itest -o $@ $< $(MR_LIB_OBJS) $(POSIX_LIB) $(BUILD)/libtinyring.a -lz
 
+# unit tests of core's trainer, with rings of simulated ranks (test/comm's transport)
+$(BUILD)/test/app/test_train: test/app/test_train.c test/comm/sim_transport.c test/comm/sim_transport.h \
+                              $(BUILD)/libtinyring.a test/harness.h
+	@mkdir -p $(dir $@)
+	$(CC) $(HOST_CFLAGS) -Itest -Itest/comm -o $@ $< test/comm/sim_transport.c $(BUILD)/libtinyring.a -lm
+
 $(BUILD)/test/app/gen_idx: test/app/gen_idx.c
 	@mkdir -p $(dir $@)
 	$(CC) $(HOST_CFLAGS) -o $@ $< -lz -lm
@@ -45,9 +51,10 @@ plot: $(BUILD)/mnist_ring
 	$(BUILD)/mnist_ring --plot-from $(RUN_DIR)/metrics.csv --plot $(RUN_DIR)/curves.png
 	@echo "plot: $(RUN_DIR)/curves.png"
 
-test-app: $(BUILD)/mnist_ring $(BUILD)/test/app/test_app_units $(BUILD)/test/app/gen_idx $(BUILD)/test/app/free_port
+test-app: $(BUILD)/mnist_ring $(BUILD)/test/app/test_app_units $(BUILD)/test/app/test_train $(BUILD)/test/app/gen_idx $(BUILD)/test/app/free_port
 	@mkdir -p $(TR_RESULTS)
 	$(BUILD)/test/app/test_app_units
+	timeout 120 $(BUILD)/test/app/test_train
 	timeout 600 bash test/app/test_app.sh $(BUILD)
 
 bench-train: $(BUILD)/mnist_ring

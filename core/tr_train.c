@@ -1,0 +1,836 @@
+/* tinyring: the data-parallel trainer (see tr_train.h).
+ *
+ * tr_train_poll is a state machine over phases. A phase either computes
+ * (a step, an evaluation) or waits for one collective; every transition
+ * happens at a collective's end, so the non-blocking form needs nothing
+ * beyond tr_comm_progress and the blocking form only adds the transport's
+ * poll between calls. */
+#include "tr_train.h"
+
+#include "tr_arena.h"
+#include "tr_error.h"
+#include "tr_util.h"
+
+enum phase {
+    PH_IDLE = 0,       /* initialised, not begun */
+    PH_HELLO,          /* hello exchange (configuration hash) */
+    PH_START_BCAST,    /* rank 0's start record */
+    PH_PARAM_BCAST,
+    PH_MOMENTUM_BCAST,
+    PH_BUFFER_BCAST,
+    PH_STEP,           /* next: decide, then compute a step */
+    PH_GRADS,          /* gradient allreduce */
+    PH_SYNC_GO,        /* start the within-epoch BN average */
+    PH_SYNC,
+    PH_EPOCH_GO,       /* start the end-of-epoch BN average */
+    PH_EPOCH_BN,
+    PH_EPOCH_SUMS,     /* evaluation and training sums over the ring */
+    PH_DONE,
+    PH_FAILED
+};
+
+#define START_BYTES 48u
+
+/* ---- bytes: little-endian fields (tr_util.h), float bits, FNV-1a 64, CRC-32 */
+
+static uint32_t float_bits(float f)
+{
+    union {
+        float    f;
+        uint32_t u;
+    } v;
+    v.f = f;
+    return v.u;
+}
+
+static float bits_float(uint32_t u)
+{
+    union {
+        float    f;
+        uint32_t u;
+    } v;
+    v.u = u;
+    return v.f;
+}
+
+static uint64_t fnv64_u64(uint64_t h, uint64_t v)
+{
+    uint8_t b[8];
+    tr_put_le64(b, v);
+    return tr_fnv1a64(h, b, 8);
+}
+
+static uint64_t fnv64_u32(uint64_t h, uint32_t v)
+{
+    uint8_t b[4];
+    tr_put_le32(b, v);
+    return tr_fnv1a64(h, b, 4);
+}
+
+uint64_t tr_train_hash(const float *v, size_t n)
+{
+    uint64_t h = TR_FNV64_INIT;
+    size_t i;
+    for (i = 0; i < n; i++)
+        h = fnv64_u32(h, float_bits(v[i]));
+    return h;
+}
+
+/* CRC-32 of zlib and gzip (reflected 0xEDB88320), four bits at a time. */
+static uint32_t crc32_update(uint32_t crc, const uint8_t *p, size_t n)
+{
+    static const uint32_t tab[16] = {
+        0x00000000u, 0x1db71064u, 0x3b6e20c8u, 0x26d930acu, 0x76dc4190u, 0x6b6b51f4u,
+        0x4db26158u, 0x5005713cu, 0xedb88320u, 0xf00f9344u, 0xd6d6a3e8u, 0xcb61b38cu,
+        0x9b64c2b0u, 0x86d3d2d4u, 0xa00ae278u, 0xbdbdf21cu
+    };
+    size_t i;
+    crc = ~crc;
+    for (i = 0; i < n; i++) {
+        crc ^= p[i];
+        crc = (crc >> 4) ^ tab[crc & 15u];
+        crc = (crc >> 4) ^ tab[crc & 15u];
+    }
+    return ~crc;
+}
+
+/* ---- configuration and layout */
+
+static size_t sample_bytes_of(const struct tr_model_desc *d)
+{
+    return (size_t)d->in_c * d->in_h * d->in_w;
+}
+
+static int config_check(const struct tr_train_config *c)
+{
+    if (!c || c->batch < 1 || c->n_train < 1 || c->epochs < 1 || !c->load ||
+        c->world < 1 || c->rank < 0 || c->rank >= c->world ||
+        (c->world > 1 && !c->tp) || sample_bytes_of(&c->model) == 0 ||
+        c->algo < TR_ALGO_RING || c->algo > TR_ALGO_REDUCE_BCAST)
+        return TR_ERR_INVAL;
+    return 0;
+}
+
+static void comm_config(const struct tr_train_config *c, struct tr_comm_config *cc)
+{
+    cc->rank = c->rank;
+    cc->world = c->world;
+    cc->timeout_ms = c->timeout_ms;
+    cc->segment_bytes = c->segment_bytes;
+    cc->job_token = c->job_token;
+    cc->layout_hash = 0;   /* set from the configuration hash at init */
+}
+
+/* Carve every piece from a (measure mode when a->base is NULL: then t may
+ * be NULL and nothing is written). The model lays itself out in its piece. */
+static int layout(struct tr_train *t, const struct tr_train_config *c, struct tr_arena *a)
+{
+    struct tr_comm_config cc;
+    size_t model_bytes, scratch_bytes, sb = sample_bytes_of(&c->model);
+    void *model_mem, *scratch;
+    uint32_t *perm, *idx;
+    uint8_t *pixels, *labels;
+    float *x, *lut;
+    int rc;
+
+    if ((rc = tr_model_arena_size(&c->model, c->batch, &model_bytes)) < 0)
+        return rc;
+    comm_config(c, &cc);
+    scratch_bytes = tr_comm_scratch_size(&cc);
+    model_mem = tr_arena_alloc(a, model_bytes);
+    scratch = tr_arena_alloc(a, scratch_bytes);
+    perm = (uint32_t *)tr_arena_alloc(a, (size_t)c->n_train * sizeof(uint32_t));
+    idx = (uint32_t *)tr_arena_alloc(a, (size_t)c->batch * sizeof(uint32_t));
+    pixels = (uint8_t *)tr_arena_alloc(a, (size_t)c->batch * sb);
+    labels = (uint8_t *)tr_arena_alloc(a, c->batch);
+    x = tr_arena_floats(a, (size_t)c->batch * sb);
+    lut = tr_arena_floats(a, 256);
+    if (a->err)
+        return a->err;
+    if (!a->base)
+        return 0;
+    if ((rc = tr_model_init(&t->model, &c->model, c->batch, model_mem, model_bytes)) < 0)
+        return rc;
+    t->perm = perm;
+    t->idx = idx;
+    t->pixels = pixels;
+    t->labels = labels;
+    t->x = x;
+    t->lut = lut;
+    t->arena_used = a->used;
+    if (c->world > 1) {
+        t->config_hash = tr_train_config_hash(t);
+        cc.layout_hash = (uint32_t)(t->config_hash ^ (t->config_hash >> 32));
+        return tr_comm_init(&t->comm, &cc, c->tp, scratch, scratch_bytes);
+    }
+    return 0;
+}
+
+int tr_train_arena_size(const struct tr_train_config *cfg, size_t *bytes)
+{
+    struct tr_arena a;
+    int rc;
+    if (!bytes || (rc = config_check(cfg)) < 0)
+        return TR_ERR_INVAL;
+    tr_arena_measure(&a);
+    if ((rc = layout(0, cfg, &a)) < 0)
+        return rc;
+    *bytes = a.used;
+    return 0;
+}
+
+int tr_train_init(struct tr_train *t, const struct tr_train_config *cfg, void *arena, size_t size)
+{
+    struct tr_arena a;
+    uint8_t *p = (uint8_t *)t;
+    size_t i;
+    int rc;
+
+    if (!t || (rc = config_check(cfg)) < 0)
+        return TR_ERR_INVAL;
+    for (i = 0; i < sizeof *t; i++)
+        p[i] = 0;
+    t->cfg = *cfg;
+    t->sample_bytes = sample_bytes_of(&cfg->model);
+    if ((rc = tr_arena_init(&a, arena, size)) < 0)
+        return rc;
+    if ((rc = layout(t, cfg, &a)) < 0)
+        return rc;
+    t->config_hash = tr_train_config_hash(t);
+    for (i = 0; i < 256; i++)
+        t->lut[i] = (float)i / 255.0f;
+    tr_sgd_init(&t->sgd);
+    t->sgd.lr = cfg->lr;
+    t->sgd.momentum = cfg->momentum;
+    t->steps = tr_sampler_steps(cfg->n_train, 0, (uint32_t)cfg->world, cfg->batch);
+    t->perm_epoch = UINT32_MAX;
+    t->fault.rank = -1;
+    t->phase = PH_IDLE;
+    return 0;
+}
+
+uint64_t tr_train_config_hash(const struct tr_train *t)
+{
+    const struct tr_train_config *c = &t->cfg;
+    uint64_t h = TR_FNV64_INIT;
+    h = fnv64_u64(h, (uint64_t)c->world);
+    h = fnv64_u64(h, c->batch);
+    h = fnv64_u64(h, c->seed);
+    h = fnv64_u64(h, (uint64_t)c->algo);
+    h = fnv64_u64(h, c->n_train);
+    h = fnv64_u64(h, c->sync_every);
+    h = fnv64_u32(h, float_bits(c->lr));
+    h = fnv64_u32(h, float_bits(c->momentum));
+    return fnv64_u32(h, tr_model_layout_hash(&t->model));
+}
+
+/* ---- the state as bytes */
+
+static const uint8_t magic_ckpt[8] = { 'T', 'R', 'I', 'N', 'G', 'C', 'K', 'P' };
+static const uint8_t magic_model[8] = { 'T', 'R', 'I', 'N', 'G', 'M', 'D', 'L' };
+
+static int same8(const uint8_t *a, const uint8_t *b)
+{
+    int i;
+    for (i = 0; i < 8; i++)
+        if (a[i] != b[i])
+            return 0;
+    return 1;
+}
+
+static size_t state_bytes(uint64_t n_params, uint64_t n_buffers, int momentum)
+{
+    return TR_STATE_HEADER + 4u * (size_t)(n_params * (momentum ? 2u : 1u) + n_buffers) + 4u;
+}
+
+size_t tr_train_state_size(const struct tr_train *t, int kind)
+{
+    return state_bytes(t->model.n_params, t->model.n_buffers, kind == TR_STATE_CHECKPOINT);
+}
+
+static uint8_t *put_floats(uint8_t *p, const float *f, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++, p += 4)
+        tr_put_le32(p, float_bits(f[i]));
+    return p;
+}
+
+static const uint8_t *get_floats(const uint8_t *p, float *f, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++, p += 4)
+        f[i] = bits_float(tr_get_le32(p));
+    return p;
+}
+
+long tr_train_state_save(const struct tr_train *t, int kind, void *buf, size_t len)
+{
+    const struct tr_model *m = &t->model;
+    int ckpt = kind == TR_STATE_CHECKPOINT;
+    size_t need = tr_train_state_size(t, kind), i;
+    uint8_t *b = (uint8_t *)buf, *p;
+
+    if (kind != TR_STATE_CHECKPOINT && kind != TR_STATE_MODEL)
+        return TR_ERR_INVAL;
+    if (!buf || len < need)
+        return TR_ERR_NOMEM;
+    for (i = 0; i < TR_STATE_HEADER; i++)
+        b[i] = 0;
+    for (i = 0; i < 8; i++)
+        b[i] = ckpt ? magic_ckpt[i] : magic_model[i];
+    tr_put_le32(b + 8, TR_STATE_VERSION);
+    tr_put_le32(b + 12, TR_STATE_HEADER);
+    tr_put_le64(b + 16, t->config_hash);
+    tr_put_le32(b + 24, tr_model_layout_hash(m));
+    tr_put_le32(b + 28, (uint32_t)t->cfg.world);
+    tr_put_le32(b + 32, t->cfg.batch);
+    tr_put_le32(b + 36, t->epoch);
+    tr_put_le32(b + 40, t->step);
+    tr_put_le32(b + 44, (uint32_t)t->sgd.started);
+    tr_put_le64(b + 48, t->global_step);
+    tr_put_le64(b + 56, t->cfg.seed);
+    tr_put_le64(b + 64, m->n_params);
+    tr_put_le64(b + 72, m->n_buffers);
+    tr_put_le64(b + 80, t->cfg.n_train);
+    tr_put_le32(b + 88, ckpt ? TR_STATE_HAS_MOMENTUM : 0u);
+    p = put_floats(b + TR_STATE_HEADER, m->params, m->n_params);
+    if (ckpt)
+        p = put_floats(p, m->momentum, m->n_params);
+    p = put_floats(p, m->buffers, m->n_buffers);
+    tr_put_le32(p, crc32_update(0, b, need - 4));
+    return (long)need;
+}
+
+int tr_train_state_check(const void *buf, size_t len, struct tr_train_state_info *info)
+{
+    const uint8_t *b = (const uint8_t *)buf;
+    struct tr_train_state_info z;
+    uint8_t *zp = (uint8_t *)&z;
+    size_t i;
+
+    for (i = 0; i < sizeof z; i++)
+        zp[i] = 0;
+    *info = z;
+    if (!buf || len < TR_STATE_HEADER + 4u) {
+        info->problem = TR_STATE_SHORT;
+        return TR_ERR_FORMAT;
+    }
+    if (same8(b, magic_ckpt))
+        info->kind = TR_STATE_CHECKPOINT;
+    else if (same8(b, magic_model))
+        info->kind = TR_STATE_MODEL;
+    else {
+        info->problem = TR_STATE_MAGIC;
+        return TR_ERR_FORMAT;
+    }
+    info->version = tr_get_le32(b + 8);
+    info->config_hash = tr_get_le64(b + 16);
+    info->layout_hash = tr_get_le32(b + 24);
+    info->world = tr_get_le32(b + 28);
+    info->batch = tr_get_le32(b + 32);
+    info->epoch = tr_get_le32(b + 36);
+    info->step = tr_get_le32(b + 40);
+    info->sgd_started = tr_get_le32(b + 44);
+    info->global_step = tr_get_le64(b + 48);
+    info->seed = tr_get_le64(b + 56);
+    info->n_params = tr_get_le64(b + 64);
+    info->n_buffers = tr_get_le64(b + 72);
+    info->n_train = tr_get_le64(b + 80);
+    info->flags = tr_get_le32(b + 88);
+    if (info->version != TR_STATE_VERSION || tr_get_le32(b + 12) != TR_STATE_HEADER) {
+        info->problem = TR_STATE_VERSION_DIFFERS;
+        return TR_ERR_FORMAT;
+    }
+    if (info->n_params <= (1ull << 32) && info->n_buffers <= (1ull << 32))
+        info->expect_len = state_bytes(info->n_params, info->n_buffers,
+                                       (info->flags & TR_STATE_HAS_MOMENTUM) != 0);
+    if (len != info->expect_len) {
+        info->problem = TR_STATE_SIZE;
+        return TR_ERR_FORMAT;
+    }
+    if (tr_get_le32(b + len - 4) != crc32_update(0, b, len - 4)) {
+        info->problem = TR_STATE_CRC;
+        return TR_ERR_FORMAT;
+    }
+    return 0;
+}
+
+int tr_train_state_load(struct tr_train *t, const void *buf, size_t len)
+{
+    struct tr_train_state_info in;
+    struct tr_model *m = &t->model;
+    const uint8_t *p;
+    int rc;
+
+    if ((rc = tr_train_state_check(buf, len, &in)) < 0)
+        return rc;
+    if (in.kind != TR_STATE_CHECKPOINT || !(in.flags & TR_STATE_HAS_MOMENTUM))
+        return TR_ERR_FORMAT;
+    if (in.n_params != m->n_params || in.n_buffers != m->n_buffers ||
+        in.config_hash != t->config_hash || in.layout_hash != tr_model_layout_hash(m))
+        return TR_ERR_MISMATCH;
+    if (in.step >= t->steps || in.sgd_started > 1u)
+        return TR_ERR_FORMAT;
+    p = get_floats((const uint8_t *)buf + TR_STATE_HEADER, m->params, m->n_params);
+    p = get_floats(p, m->momentum, m->n_params);
+    get_floats(p, m->buffers, m->n_buffers);
+    t->epoch = in.epoch;
+    t->step = in.step;
+    t->global_step = in.global_step;
+    t->sgd.started = (int)in.sgd_started;
+    return 0;
+}
+
+/* ---- faults */
+
+static int fail(struct tr_train *t, int what, int code, int rank)
+{
+    t->fault.code = code;
+    t->fault.what = what;
+    t->fault.rank = rank;
+    t->fault.epoch = t->epoch;
+    t->fault.step = t->step;
+    t->phase = PH_FAILED;
+    return code;
+}
+
+static int fail_comm(struct tr_train *t, int what, int code)
+{
+    return fail(t, what, code, tr_comm_last_fault(&t->comm)->peer_rank);
+}
+
+const struct tr_train_fault *tr_train_last_fault(const struct tr_train *t)
+{
+    return &t->fault;
+}
+
+const char *tr_train_what_name(int what)
+{
+    switch (what) {
+    case TR_TRAIN_NONE:           return "nothing";
+    case TR_TRAIN_HELLO:          return "hello with the neighbours";
+    case TR_TRAIN_REFUSED:        return "start (rank 0 could not start)";
+    case TR_TRAIN_RESTORE:        return "restoring the checkpoint";
+    case TR_TRAIN_START_BCAST:    return "start broadcast";
+    case TR_TRAIN_CONFIG:         return "configuration check against rank 0";
+    case TR_TRAIN_PARAM_BCAST:    return "parameter broadcast";
+    case TR_TRAIN_MOMENTUM_BCAST: return "momentum broadcast";
+    case TR_TRAIN_BUFFER_BCAST:   return "BN statistics broadcast";
+    case TR_TRAIN_LOAD:           return "sample loading";
+    case TR_TRAIN_FORWARD:        return "forward pass";
+    case TR_TRAIN_LOSS:           return "loss";
+    case TR_TRAIN_BACKWARD:       return "backward pass";
+    case TR_TRAIN_GRADIENTS:      return "gradient allreduce";
+    case TR_TRAIN_BN_SYNC:        return "BN statistics average";
+    case TR_TRAIN_EVAL:           return "test-set evaluation";
+    default:                      return "unknown";
+    }
+}
+
+/* ---- the start */
+
+/* A hello that fails at once is reported by the next tr_train_poll. */
+static int hello_start(struct tr_train *t)
+{
+    int rc;
+    t->phase = PH_HELLO;
+    if (t->cfg.world > 1 && (rc = tr_comm_hello_start(&t->comm)) < 0 && rc != TR_ERR_AGAIN)
+        fail_comm(t, TR_TRAIN_HELLO, rc);
+    return 0;
+}
+
+int tr_train_begin(struct tr_train *t, const void *state, size_t len)
+{
+    if (!t || t->phase != PH_IDLE)
+        return TR_ERR_INVAL;
+    if (t->cfg.rank == 0) {
+        if (state) {
+            int rc = tr_train_state_load(t, state, len);
+            if (rc < 0) {
+                t->start_status = rc;
+                t->fault.what = TR_TRAIN_RESTORE;
+            }
+        } else {
+            tr_model_init_params(&t->model, t->cfg.seed);
+        }
+    }
+    return hello_start(t);
+}
+
+int tr_train_refuse(struct tr_train *t, int err)
+{
+    if (!t || t->phase != PH_IDLE || t->cfg.rank != 0 || err >= 0)
+        return TR_ERR_INVAL;
+    t->start_status = err;
+    t->fault.what = TR_TRAIN_REFUSED;
+    return hello_start(t);
+}
+
+/* Rank 0's start record: status, its configuration hash, where to go on. */
+static void start_encode(struct tr_train *t)
+{
+    uint8_t *b = t->start_msg;
+    tr_put_le64(b, (uint64_t)(int64_t)t->start_status);
+    tr_put_le64(b + 8, t->config_hash);
+    tr_put_le64(b + 16, t->epoch);
+    tr_put_le64(b + 24, t->step);
+    tr_put_le64(b + 32, t->global_step);
+    tr_put_le64(b + 40, (uint64_t)t->sgd.started);
+}
+
+/* Every rank: take rank 0's record; 0 to go on, or the failure. */
+static int start_decode(struct tr_train *t)
+{
+    const uint8_t *b = t->start_msg;
+    int status = (int)(int64_t)tr_get_le64(b);
+    if (t->cfg.rank == 0 && status < 0)
+        return fail(t, t->fault.what, status, 0);
+    if (status < 0)
+        return fail(t, TR_TRAIN_REFUSED, status, 0);
+    if (tr_get_le64(b + 8) != t->config_hash)
+        return fail(t, TR_TRAIN_CONFIG, TR_ERR_MISMATCH, 0);
+    t->epoch = (uint32_t)tr_get_le64(b + 16);
+    t->step = (uint32_t)tr_get_le64(b + 24);
+    t->global_step = tr_get_le64(b + 32);
+    t->sgd.started = (int)tr_get_le64(b + 40);
+    return 0;
+}
+
+static int bcast_start(struct tr_train *t, int phase, int what, void *buf, size_t bytes)
+{
+    int rc;
+    t->phase = phase;
+    if (t->cfg.world == 1)
+        return 0;
+    rc = tr_broadcast_start(&t->comm, buf, bytes, 0);
+    return rc < 0 && rc != TR_ERR_AGAIN ? fail_comm(t, what, rc) : 0;
+}
+
+/* ---- steps and epochs */
+
+static void epoch_reset(struct tr_train *t)
+{
+    t->loss_sum = 0;
+    t->correct = 0;
+    t->seen = 0;
+    t->comm_us = 0;
+    t->stepped = 0;
+}
+
+static uint64_t clock_us(const struct tr_train *t)
+{
+    return t->cfg.clock_us ? t->cfg.clock_us(t->cfg.clock_ctx) : 0;
+}
+
+static int reduce_start(struct tr_train *t, int phase, int what, float *buf, size_t n,
+                        enum tr_op op)
+{
+    int rc;
+    t->phase = phase;
+    if (t->cfg.world == 1)
+        return 0;
+    rc = tr_allreduce_start(&t->comm, buf, n, op, (enum tr_algo)t->cfg.algo);
+    return rc < 0 && rc != TR_ERR_AGAIN ? fail_comm(t, what, rc) : 0;
+}
+
+/* Samples idx[0..n) of split through the loader into the model input. */
+static int fetch(struct tr_train *t, int split, unsigned n)
+{
+    size_t i, total = (size_t)n * t->sample_bytes;
+    int rc = t->cfg.load(t->cfg.load_ctx, split, t->idx, n, t->pixels, t->labels);
+    if (rc < 0)
+        return fail(t, TR_TRAIN_LOAD, rc, t->cfg.rank);
+    for (i = 0; i < total; i++)
+        t->x[i] = t->lut[t->pixels[i]];
+    return 0;
+}
+
+/* Forward and loss of n fetched samples; backward too when training. */
+static int run_batch(struct tr_train *t, unsigned n, int train, float *loss, unsigned *correct)
+{
+    int rc, me = t->cfg.rank;
+    if ((rc = tr_model_forward(&t->model, t->x, n, train)) < 0)
+        return fail(t, TR_TRAIN_FORWARD, rc, me);
+    if ((rc = tr_model_loss(&t->model, t->labels, loss, correct)) < 0)
+        return fail(t, TR_TRAIN_LOSS, rc, me);
+    if (train && (rc = tr_model_backward(&t->model)) < 0)
+        return fail(t, TR_TRAIN_BACKWARD, rc, me);
+    return 0;
+}
+
+/* This rank's batch of the current step: gradients, then their allreduce. */
+static int step_compute(struct tr_train *t)
+{
+    const struct tr_train_config *c = &t->cfg;
+    struct tr_train_report *r = &t->last;
+    unsigned n;
+    int rc;
+
+    if (t->perm_epoch != t->epoch) {
+        tr_sampler_shuffle(t->perm, c->n_train, c->seed, t->epoch);
+        t->perm_epoch = t->epoch;
+    }
+    n = tr_sampler_batch(t->perm, c->n_train, 0, (uint32_t)c->world, (uint32_t)c->rank,
+                         c->batch, t->step, t->idx);
+    r->n = n;
+    r->correct = 0;
+    if ((rc = fetch(t, TR_SPLIT_TRAIN, n)) < 0 ||
+        (rc = run_batch(t, n, 1, &r->loss, &r->correct)) < 0)
+        return rc;
+    t->t0_us = clock_us(t);
+    return reduce_start(t, PH_GRADS, TR_TRAIN_GRADIENTS, t->model.grads, t->model.n_params,
+                        TR_OP_AVG);
+}
+
+/* The gradients are averaged: SGD, count the step, report it. */
+static int step_finish(struct tr_train *t, struct tr_train_report *rep)
+{
+    struct tr_model *m = &t->model;
+    struct tr_train_report *r = &t->last;
+    uint32_t every = t->cfg.sync_every;
+
+    t->comm_us += clock_us(t) - t->t0_us;
+    tr_sgd_step(&t->sgd, m->params, m->grads, m->momentum, m->n_params);
+    t->step++;
+    t->global_step++;
+    t->stepped = 1;
+    t->loss_sum += (double)r->loss * r->n;
+    t->correct += r->correct;
+    t->seen += r->n;
+    r->epoch = t->epoch;
+    r->step = t->step;
+    r->steps = t->steps;
+    r->global_step = t->global_step;
+    *rep = *r;
+    t->phase = every && t->global_step % every == 0 && t->step < t->steps ? PH_SYNC_GO : PH_STEP;
+    return TR_TRAIN_STEP;
+}
+
+/* Each rank evaluates its slice of the test set; the sums of the slices
+ * and of this epoch's training go over the ring together. */
+static int evaluate(struct tr_train *t)
+{
+    const struct tr_train_config *c = &t->cfg;
+    uint32_t lo = (uint32_t)((uint64_t)c->n_test * (uint32_t)c->rank / (uint32_t)c->world);
+    uint32_t hi = (uint32_t)((uint64_t)c->n_test * (uint32_t)(c->rank + 1) / (uint32_t)c->world);
+    double loss_sum = 0;
+    uint32_t correct = 0, s;
+    int rc;
+
+    for (s = lo; s < hi; s += c->batch) {
+        unsigned n = hi - s < c->batch ? hi - s : c->batch, i, k = 0;
+        float loss = 0;
+        for (i = 0; i < n; i++)
+            t->idx[i] = s + i;
+        if ((rc = fetch(t, TR_SPLIT_TEST, n)) < 0 || (rc = run_batch(t, n, 0, &loss, &k)) < 0)
+            return rc;
+        loss_sum += (double)loss * n;
+        correct += k;
+    }
+    t->sums[0] = (float)loss_sum;
+    t->sums[1] = (float)correct;
+    t->sums[2] = (float)(hi - lo);
+    t->sums[3] = (float)t->loss_sum;
+    t->sums[4] = (float)t->correct;
+    t->sums[5] = (float)t->seen;
+    return reduce_start(t, PH_EPOCH_SUMS, TR_TRAIN_EVAL, t->sums, 6, TR_OP_SUM);
+}
+
+static int epoch_finish(struct tr_train *t, struct tr_train_report *rep)
+{
+    const float *s = t->sums;
+    rep->epoch = t->epoch;
+    rep->step = t->step;
+    rep->steps = t->steps;
+    rep->global_step = t->global_step;
+    rep->n = 0;
+    rep->loss = 0;
+    rep->correct = 0;
+    rep->stopped = t->step < t->steps;
+    rep->test_loss = s[2] > 0 ? s[0] / s[2] : 0;
+    rep->test_acc = s[2] > 0 ? s[1] / s[2] : 0;
+    rep->test_samples = s[2];
+    rep->train_loss = s[5] > 0 ? s[3] / s[5] : 0;
+    rep->train_acc = s[5] > 0 ? s[4] / s[5] : 0;
+    rep->train_samples = s[5];
+    rep->comm_us = t->comm_us;
+    if (rep->stopped) {
+        t->phase = PH_DONE;
+    } else {
+        t->epoch++;
+        t->step = 0;
+        epoch_reset(t);
+        t->phase = PH_STEP;
+    }
+    return TR_TRAIN_EPOCH;
+}
+
+/* What comes after the previous step: done, the epoch's end, or a step. */
+static int step_next(struct tr_train *t)
+{
+    const struct tr_train_config *c = &t->cfg;
+    int stop = c->max_steps && t->global_step >= c->max_steps;
+    if (t->epoch >= c->epochs || (stop && !t->stepped)) {
+        t->phase = PH_DONE;
+        return 0;
+    }
+    if (stop || t->step >= t->steps) {
+        t->phase = PH_EPOCH_GO;
+        return 0;
+    }
+    return step_compute(t);
+}
+
+static int start_report(struct tr_train *t, struct tr_train_report *rep)
+{
+    struct tr_train_report z = { 0 };
+    epoch_reset(t);
+    *rep = z;
+    rep->epoch = t->epoch;
+    rep->step = t->step;
+    rep->steps = t->steps;
+    rep->global_step = t->global_step;
+    t->phase = PH_STEP;
+    return TR_TRAIN_START;
+}
+
+/* The collective of the current phase: TR_ERR_AGAIN, 0 when done (or none
+ * runs: world 1), or the failure. */
+static int wait_coll(struct tr_train *t, int what)
+{
+    int rc;
+    if (t->cfg.world == 1)
+        return 0;
+    rc = tr_comm_progress(&t->comm);
+    if (rc == TR_ERR_AGAIN)
+        return rc;
+    return rc < 0 ? fail_comm(t, what, rc) : 0;
+}
+
+static int what_of(int phase)
+{
+    switch (phase) {
+    case PH_HELLO:          return TR_TRAIN_HELLO;
+    case PH_START_BCAST:    return TR_TRAIN_START_BCAST;
+    case PH_PARAM_BCAST:    return TR_TRAIN_PARAM_BCAST;
+    case PH_MOMENTUM_BCAST: return TR_TRAIN_MOMENTUM_BCAST;
+    case PH_BUFFER_BCAST:   return TR_TRAIN_BUFFER_BCAST;
+    case PH_GRADS:          return TR_TRAIN_GRADIENTS;
+    case PH_SYNC:
+    case PH_EPOCH_BN:       return TR_TRAIN_BN_SYNC;
+    case PH_EPOCH_SUMS:     return TR_TRAIN_EVAL;
+    default:                return TR_TRAIN_NONE;
+    }
+}
+
+/* One transition: > 0 an event, 0 go on, < 0 a failure or TR_ERR_AGAIN. */
+static int advance(struct tr_train *t, struct tr_train_report *rep)
+{
+    struct tr_model *m = &t->model;
+    size_t np = m->n_params * sizeof(float);
+    int rc;
+
+    switch (t->phase) {
+    case PH_IDLE:
+        return TR_ERR_INVAL;
+    case PH_DONE:
+        return TR_TRAIN_DONE;
+    case PH_FAILED:
+        return t->fault.code;
+    case PH_STEP:
+        return step_next(t);
+    case PH_SYNC_GO:
+        return reduce_start(t, PH_SYNC, TR_TRAIN_BN_SYNC, m->buffers, m->n_buffers, TR_OP_AVG);
+    case PH_EPOCH_GO:
+        return reduce_start(t, PH_EPOCH_BN, TR_TRAIN_BN_SYNC, m->buffers, m->n_buffers,
+                            TR_OP_AVG);
+    default:
+        break;
+    }
+    /* the phases that wait for a collective */
+    if ((rc = wait_coll(t, what_of(t->phase))) < 0)
+        return rc;
+    switch (t->phase) {
+    case PH_HELLO:
+        if (t->cfg.rank == 0)
+            start_encode(t);
+        return bcast_start(t, PH_START_BCAST, TR_TRAIN_START_BCAST, t->start_msg, START_BYTES);
+    case PH_START_BCAST:
+        if ((rc = start_decode(t)) < 0)
+            return rc;
+        return bcast_start(t, PH_PARAM_BCAST, TR_TRAIN_PARAM_BCAST, m->params, np);
+    case PH_PARAM_BCAST:
+        return bcast_start(t, PH_MOMENTUM_BCAST, TR_TRAIN_MOMENTUM_BCAST, m->momentum, np);
+    case PH_MOMENTUM_BCAST:
+        return bcast_start(t, PH_BUFFER_BCAST, TR_TRAIN_BUFFER_BCAST, m->buffers,
+                           m->n_buffers * sizeof(float));
+    case PH_BUFFER_BCAST:
+        return start_report(t, rep);
+    case PH_GRADS:
+        return step_finish(t, rep);
+    case PH_SYNC: {
+        struct tr_train_report z = { 0 };
+        *rep = z;
+        rep->epoch = t->epoch;
+        rep->step = t->step;
+        rep->steps = t->steps;
+        rep->global_step = t->global_step;
+        t->phase = PH_STEP;
+        return TR_TRAIN_SYNC;
+    }
+    case PH_EPOCH_BN:
+        return evaluate(t);
+    case PH_EPOCH_SUMS:
+        return epoch_finish(t, rep);
+    default:
+        return fail(t, TR_TRAIN_NONE, TR_ERR_INVAL, -1);
+    }
+}
+
+int tr_train_poll(struct tr_train *t, struct tr_train_report *rep)
+{
+    struct tr_train_report scratch;
+    int rc;
+    if (!t)
+        return TR_ERR_INVAL;
+    if (!rep)
+        rep = &scratch;
+    do
+        rc = advance(t, rep);
+    while (rc == 0 && t->phase != PH_DONE);
+    return rc;
+}
+
+unsigned tr_train_want(const struct tr_train *t)
+{
+    return t->cfg.world > 1 ? tr_comm_want(&t->comm) : 0;
+}
+
+int tr_train_wait(struct tr_train *t, uint32_t max_ms)
+{
+    const struct tr_transport *tp = t->cfg.tp;
+    uint32_t elapsed, remain, limit;
+    int rc;
+    if (t->cfg.world == 1 || !t->comm.active)
+        return t->phase == PH_FAILED ? t->fault.code : 0;
+    /* at most until the collective's own deadline, which progress checks */
+    limit = t->comm.cfg.timeout_ms;
+    elapsed = tp->now_ms(tp->ctx) - t->comm.run.last_ms;
+    remain = elapsed < limit ? limit - elapsed : 0;
+    rc = tp->poll(tp->ctx, tr_train_want(t), remain < max_ms ? remain : max_ms);
+    if (rc < 0 && rc != TR_ERR_AGAIN)
+        return fail(t, what_of(t->phase), rc, -1);
+    return 0;
+}
+
+int tr_train_next(struct tr_train *t, struct tr_train_report *rep)
+{
+    for (;;) {
+        int rc = tr_train_poll(t, rep);
+        if (rc != TR_ERR_AGAIN)
+            return rc;
+        if ((rc = tr_train_wait(t, UINT32_MAX)) < 0)
+            return rc;
+    }
+}

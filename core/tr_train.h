@@ -1,0 +1,358 @@
+/* tinyring: the data-parallel trainer, one loop for boards and hosts.
+ *
+ * It owns what a step and an epoch are, so an application only does I/O
+ * (samples in, lines and files out):
+ *
+ *   - the sampler: every epoch the training set is shuffled from (seed,
+ *     epoch) and dealt out like PyTorch's DistributedSampler (tr_sampler_*);
+ *   - a step: this rank's samples through the application's loader, pixels
+ *     scaled to pixel/255 (torchvision's ToTensor), forward, loss, backward
+ *     (every return code checked), the gradient allreduce (average, with the
+ *     configured algorithm), SGD on the flat blocks;
+ *   - an epoch's end: BN running statistics averaged over the ring (also
+ *     every sync_every steps, the checkpoint points), the test set evaluated
+ *     slice by slice, loss and counts summed over the ring;
+ *   - the start: the configuration hash exchanged at hello (ranks started
+ *     with another model, batch, lr, momentum, seed, algorithm, data size or
+ *     sync_every refuse each other), then rank 0's state (fresh from the
+ *     seed, or restored from checkpoint bytes) broadcast to every rank;
+ *   - the training state as bytes (what a checkpoint or model file holds,
+ *     format below) and its restore.
+ * After every step all ranks hold bit-identical parameters; after every BN
+ * average, bit-identical models.
+ *
+ * Memory: one caller-owned arena, sized first (tr_train_arena_size runs the
+ * layout code in measure mode, so the size is exactly what init uses):
+ * the model (its own size query), the collectives' scratch, the sampler's
+ * permutation (4 bytes per training sample), one batch of indices, pixels,
+ * labels and model input.
+ *
+ * Driving it: tr_train_begin, then tr_train_next until it returns 0 (done)
+ * or a negative tr_err; every positive return is an event the application
+ * may report or act on (a checkpoint after TR_TRAIN_SYNC or TR_TRAIN_EPOCH):
+ *
+ *   tr_train_init(&t, &cfg, arena, sizeof arena);
+ *   tr_train_begin(&t, NULL, 0);
+ *   while ((rc = tr_train_next(&t, &rep)) > 0)
+ *       if (rc == TR_TRAIN_EPOCH) print rep.train_loss, rep.test_acc ...;
+ *   if (rc < 0) report tr_train_last_fault(&t);
+ *
+ * tr_train_next waits in the transport's poll (on lwIP NO_SYS=1, the port's
+ * poll drives the stack). tr_train_poll is the same without waiting: it
+ * returns TR_ERR_AGAIN while a collective waits for the network, and the
+ * caller does other work, or tr_train_wait(&t, ms) (the transport's poll
+ * for what the collective waits for), before calling it again. Computing a
+ * step or an evaluation is one call.
+ *
+ * State bytes (a checkpoint "TRINGCKP" or a model "TRINGMDL"; version 1;
+ * integers and IEEE-754 binary32 little-endian):
+ *   off  size  field
+ *     0     8  magic
+ *     8     4  version (1)
+ *    12     4  header bytes (96)
+ *    16     8  configuration hash (tr_train_config_hash)
+ *    24     4  model layout hash (tr_model_layout_hash)
+ *    28     4  world size
+ *    32     4  batch per rank
+ *    36     4  epoch in progress, 0-based (model: epochs done)
+ *    40     4  steps of that epoch done
+ *    44     4  SGD started (1 after the first step)
+ *    48     8  steps done in total
+ *    56     8  seed (the shuffle of epoch e is a function of seed and e)
+ *    64     8  n_params
+ *    72     8  n_buffers
+ *    80     8  training samples
+ *    88     4  flags: bit 0 = momentum present (checkpoints)
+ *    92     4  0
+ *    96        params f32[n_params] (per layer weight then bias), momentum
+ *              f32[n_params] (flag bit 0 only), BN buffers f32[n_buffers]
+ *   end     4  CRC-32 (zlib's polynomial) of every byte before it
+ */
+#ifndef TR_TRAIN_H
+#define TR_TRAIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "tr_comm.h"
+#include "tr_model.h"
+#include "tr_sgd.h"
+#include "tr_transport.h"
+
+/* ---- the sampler (PyTorch's DistributedSampler, shuffle on, drop_last off)
+ *
+ * perm is a permutation of 0..n-1 drawn from (seed, epoch). A deal hands
+ * positions first.. of it to world ranks: the list perm[first..n) is padded
+ * by repeating its head up to a multiple of world, rank r takes padded
+ * positions r, r+world, r+2*world, ... (its shard, ceil((n-first)/world)
+ * long), in batches of `batch`; the last batch may be short. first is 0 for
+ * a whole epoch; a later position deals out the rest of an epoch (steps
+ * done by all ranks consume a prefix of the padded list: s steps of batch B
+ * over world W consume s*B*W positions). */
+
+/* perm[0..n) = the shuffle of (seed, epoch): Fisher-Yates from the top
+ * with tr_rng stream 0x5348554646 + epoch. */
+void tr_sampler_shuffle(uint32_t *perm, uint32_t n, uint64_t seed, uint32_t epoch);
+
+/* Samples per rank of a deal: ceil((n - first) / world); 0 if first >= n. */
+uint32_t tr_sampler_shard(uint32_t n, uint32_t first, uint32_t world);
+
+/* Steps of a deal: ceil(shard / batch). */
+uint32_t tr_sampler_steps(uint32_t n, uint32_t first, uint32_t world, uint32_t batch);
+
+/* The samples of step `step` for `rank`: writes up to batch indices into
+ * idx and returns how many (0 past the end of the shard). */
+unsigned tr_sampler_batch(const uint32_t *perm, uint32_t n, uint32_t first, uint32_t world,
+                          uint32_t rank, uint32_t batch, uint32_t step, uint32_t *idx);
+
+/* ---- the trainer */
+
+enum tr_split {
+    TR_SPLIT_TRAIN = 0,
+    TR_SPLIT_TEST  = 1
+};
+
+/* The application's samples: copy samples idx[0..n) of split into pixels
+ * (n * in_c*in_h*in_w bytes, 0..255, in the model's C,H,W order) and their
+ * classes into labels (n). Returns 0, or a negative tr_err that stops the
+ * trainer (fault TR_TRAIN_LOAD). */
+typedef int (*tr_train_load_fn)(void *ctx, int split, const uint32_t *idx, unsigned n,
+                                uint8_t *pixels, uint8_t *labels);
+
+struct tr_train_config {
+    struct tr_model_desc model;   /* the network (e.g. tr_model_desc_convnet) */
+    unsigned batch;               /* samples per rank per step, >= 1 */
+    uint32_t n_train;             /* training samples, >= 1 */
+    uint32_t n_test;              /* test samples; 0 = no evaluation */
+    tr_train_load_fn load;        /* required */
+    void    *load_ctx;            /* passed to load */
+    float    lr;                  /* SGD learning rate (seeds: 0.001) */
+    float    momentum;            /* SGD momentum (seeds: 0.9) */
+    uint64_t seed;                /* parameter init (rank 0) and the shuffle */
+    int      algo;                /* enum tr_algo of every reduction */
+    uint32_t epochs;              /* >= 1 */
+    uint64_t max_steps;           /* stop after this many steps in total
+                                   * (then evaluate, TR_TRAIN_EPOCH with
+                                   * stopped = 1); 0 = no limit */
+    uint32_t sync_every;          /* also average the BN statistics every K
+                                   * steps within an epoch (TR_TRAIN_SYNC: a
+                                   * checkpoint point); 0 = at epoch ends only.
+                                   * Part of the configuration hash: it
+                                   * changes the statistics. */
+    /* the ring */
+    int      rank;                /* 0 .. world-1 */
+    int      world;               /* >= 1 */
+    const struct tr_transport *tp;/* the ring links; NULL when world == 1 */
+    uint64_t job_token;           /* as struct tr_comm_config */
+    uint32_t timeout_ms;          /* as struct tr_comm_config; 0 = its default */
+    uint32_t segment_bytes;       /* as struct tr_comm_config; 0 = its default */
+    /* optional: a microsecond clock, to report the time spent in the
+     * gradient allreduce (comm_us); NULL = not measured */
+    uint64_t (*clock_us)(void *ctx);
+    void    *clock_ctx;
+};
+
+/* What tr_train_next returned. */
+enum tr_train_event {
+    TR_TRAIN_DONE  = 0,   /* every epoch (or max_steps) done */
+    TR_TRAIN_START = 1,   /* every rank holds rank 0's state: epoch, step,
+                           * global_step say where training continues */
+    TR_TRAIN_STEP  = 2,   /* one step done: n, loss, correct of this rank */
+    TR_TRAIN_SYNC  = 3,   /* BN statistics averaged within an epoch (every
+                           * sync_every steps): a checkpoint point */
+    TR_TRAIN_EPOCH = 4    /* an epoch ended (or max_steps stopped it:
+                           * stopped = 1), BN averaged, evaluated; unless
+                           * stopped, the state is at the next epoch's start:
+                           * a checkpoint point */
+};
+
+struct tr_train_report {
+    uint32_t epoch;        /* epoch the event belongs to, 0-based */
+    uint32_t step;         /* steps of that epoch done */
+    uint32_t steps;        /* steps per epoch */
+    uint64_t global_step;  /* steps done in total */
+    /* TR_TRAIN_STEP: this rank's batch */
+    unsigned n;            /* samples */
+    float    loss;         /* mean cross-entropy */
+    unsigned correct;      /* argmax == label */
+    /* TR_TRAIN_EPOCH: over every rank */
+    int      stopped;      /* 1: max_steps ended training inside the epoch */
+    float    train_loss;   /* mean over the epoch's samples (of this run) */
+    float    train_acc;
+    float    train_samples;/* samples trained on in this epoch, all ranks */
+    float    test_loss;    /* mean over the test set (0 when n_test is 0) */
+    float    test_acc;
+    float    test_samples;
+    uint64_t comm_us;      /* this rank's time in the gradient allreduce
+                            * during the epoch (0 without clock_us) */
+};
+
+/* What failed, for messages (tr_train_what_name). */
+enum tr_train_what {
+    TR_TRAIN_NONE = 0,
+    TR_TRAIN_HELLO,        /* tr_comm_hello: configuration or link */
+    TR_TRAIN_REFUSED,      /* rank 0 could not start (tr_train_refuse) */
+    TR_TRAIN_RESTORE,      /* rank 0's state bytes did not load */
+    TR_TRAIN_START_BCAST,  /* where to start, from rank 0 */
+    TR_TRAIN_CONFIG,       /* this rank's configuration hash differs from rank 0's */
+    TR_TRAIN_PARAM_BCAST,
+    TR_TRAIN_MOMENTUM_BCAST,
+    TR_TRAIN_BUFFER_BCAST,
+    TR_TRAIN_LOAD,         /* the application's loader */
+    TR_TRAIN_FORWARD,
+    TR_TRAIN_LOSS,
+    TR_TRAIN_BACKWARD,
+    TR_TRAIN_GRADIENTS,    /* gradient allreduce */
+    TR_TRAIN_BN_SYNC,      /* BN statistics average */
+    TR_TRAIN_EVAL          /* test-set evaluation and training statistics */
+};
+
+struct tr_train_fault {
+    int      code;         /* the tr_err returned, 0 if none */
+    int      what;         /* enum tr_train_what */
+    int      rank;         /* rank it is blamed on: the peer of a failed
+                            * link (see tr_comm_last_fault for the phase),
+                            * 0 for TR_TRAIN_REFUSED/RESTORE, this rank for
+                            * local failures; -1 unknown */
+    uint32_t epoch;        /* where training was: epoch (0-based) */
+    uint32_t step;         /* and steps of it done */
+};
+
+/* The trainer's state; the caller owns it, fields are read-only. */
+struct tr_train {
+    struct tr_train_config cfg;
+    struct tr_model model;        /* parameters, gradients, momentum, BN buffers */
+    struct tr_sgd   sgd;
+    struct tr_comm  comm;         /* unused when world == 1 */
+    uint64_t config_hash;         /* tr_train_config_hash */
+    size_t   sample_bytes;        /* in_c * in_h * in_w */
+    size_t   arena_used;          /* bytes of the arena in use */
+    /* arena pieces */
+    uint32_t *perm;               /* (n_train) the shuffle of perm_epoch */
+    uint32_t *idx;                /* (batch) sample indices of one batch */
+    uint8_t  *pixels;             /* (batch, sample_bytes) */
+    uint8_t  *labels;             /* (batch) */
+    float    *x;                  /* (batch, sample) model input */
+    float    *lut;                /* (256) pixel -> pixel / 255.0f */
+    /* where training is */
+    uint32_t epoch;               /* epoch in progress, 0-based */
+    uint32_t step;                /* steps of it done */
+    uint32_t steps;               /* steps per epoch */
+    uint64_t global_step;         /* steps done in total */
+    uint32_t perm_epoch;          /* epoch perm holds; UINT32_MAX: none */
+    int      stepped;             /* a step of this epoch ran in this process */
+    int      phase;               /* internal state machine (tr_train.c) */
+    int      start_status;        /* rank 0: 0, or why it cannot start */
+    /* this epoch's sums (this rank), and the ones sent over the ring */
+    double   loss_sum;
+    uint32_t correct, seen;
+    float    sums[6];             /* test loss, correct, count; train loss, correct, count */
+    uint64_t comm_us, t0_us;
+    uint8_t  start_msg[48];       /* what rank 0 broadcasts before the state */
+    struct tr_train_report last;  /* the STEP event being assembled */
+    struct tr_train_fault fault;
+};
+
+/* Exact arena bytes for cfg (the layout run in measure mode). Returns 0, or
+ * TR_ERR_INVAL for a bad configuration. */
+int tr_train_arena_size(const struct tr_train_config *cfg, size_t *bytes);
+
+/* Lay everything out in arena[0..size) (TR_ARENA_ALIGN-aligned) and bind
+ * the communicator to cfg->tp. TR_ERR_NOMEM if the arena is too small,
+ * TR_ERR_INVAL for a bad configuration or buffer. No network traffic. */
+int tr_train_init(struct tr_train *t, const struct tr_train_config *cfg,
+                  void *arena, size_t size);
+
+/* The configuration hash: FNV-1a 64 over world, batch, seed, algorithm,
+ * training samples and sync_every (u64 each), lr and momentum (float bits)
+ * and the model's layout hash, all little-endian. The hello carries
+ * (uint32_t)(hash ^ hash >> 32) as its layout field. */
+uint64_t tr_train_config_hash(const struct tr_train *t);
+
+/* Arm the start. Rank 0: state NULL starts from cfg.seed; else the bytes
+ * of a checkpoint (tr_train_state_save), restored when tr_train_next gets
+ * there (a state that does not load stops every rank: TR_TRAIN_RESTORE on
+ * rank 0, TR_TRAIN_REFUSED on the others). Other ranks pass NULL, 0.
+ * Returns 0 (every failure, the hello's too, comes from tr_train_next) or
+ * TR_ERR_INVAL when called twice. */
+int tr_train_begin(struct tr_train *t, const void *state, size_t len);
+
+/* Rank 0, instead of tr_train_begin: it cannot start (err < 0, e.g. its
+ * checkpoint file could not be read). tr_train_next still says so to the
+ * ring: it returns err on rank 0, and on every rank fault TR_TRAIN_REFUSED. */
+int tr_train_refuse(struct tr_train *t, int err);
+
+/* Run to the next event (blocking: waits in the transport's poll). Returns
+ * an enum tr_train_event > 0 with *rep filled, 0 when done (again and
+ * again), or a negative tr_err (again and again; tr_train_last_fault). */
+int tr_train_next(struct tr_train *t, struct tr_train_report *rep);
+
+/* The same without waiting: TR_ERR_AGAIN while a collective waits for the
+ * network. */
+int tr_train_poll(struct tr_train *t, struct tr_train_report *rep);
+
+/* TR_POLL_* bits the running collective waits for (0 when none runs). */
+unsigned tr_train_want(const struct tr_train *t);
+
+/* After TR_ERR_AGAIN: wait in the transport's poll for what the running
+ * collective needs, at most max_ms and at most until its deadline. Returns
+ * 0, or a failure of the port's poll (which stops the trainer). */
+int tr_train_wait(struct tr_train *t, uint32_t max_ms);
+
+const struct tr_train_fault *tr_train_last_fault(const struct tr_train *t);
+const char *tr_train_what_name(int what);
+
+/* ---- the state as bytes */
+
+enum tr_train_state_kind {
+    TR_STATE_CHECKPOINT = 0,   /* "TRINGCKP": parameters, momentum, BN buffers, position */
+    TR_STATE_MODEL      = 1    /* "TRINGMDL": parameters and BN buffers */
+};
+
+#define TR_STATE_VERSION 1u
+#define TR_STATE_HEADER  96u
+#define TR_STATE_HAS_MOMENTUM 1u
+
+/* Why bytes are not a state (tr_train_state_check), for messages. */
+enum tr_state_problem {
+    TR_STATE_OK = 0,
+    TR_STATE_SHORT,            /* shorter than a header and its CRC */
+    TR_STATE_MAGIC,            /* not "TRINGCKP" / "TRINGMDL" */
+    TR_STATE_VERSION_DIFFERS,  /* another version or header size */
+    TR_STATE_SIZE,             /* length differs from what the header says */
+    TR_STATE_CRC               /* CRC mismatch: corrupt */
+};
+
+/* The header of state bytes, decoded. */
+struct tr_train_state_info {
+    int      problem;          /* enum tr_state_problem */
+    int      kind;             /* enum tr_train_state_kind (from the magic) */
+    uint32_t version;
+    uint64_t config_hash;
+    uint32_t layout_hash;
+    uint32_t world, batch, epoch, step, sgd_started;
+    uint64_t global_step, seed, n_params, n_buffers, n_train;
+    uint32_t flags;
+    size_t   expect_len;       /* length the header implies (0 if absurd) */
+};
+
+/* Bytes tr_train_state_save writes for this kind. */
+size_t tr_train_state_size(const struct tr_train *t, int kind);
+
+/* Write the state (where training is: epoch, step, parameters, momentum,
+ * BN buffers). Returns the bytes written, or TR_ERR_NOMEM if len is short. */
+long tr_train_state_save(const struct tr_train *t, int kind, void *buf, size_t len);
+
+/* Decode and check bytes without a trainer: magic, version, length, CRC.
+ * Returns 0 or TR_ERR_FORMAT, with info->problem saying why. */
+int tr_train_state_check(const void *buf, size_t len, struct tr_train_state_info *info);
+
+/* Restore a checkpoint into t: TR_ERR_FORMAT (tr_train_state_check, or a
+ * model file, or a position outside the run), TR_ERR_MISMATCH (another
+ * configuration hash or model size). Nothing is changed on failure. */
+int tr_train_state_load(struct tr_train *t, const void *buf, size_t len);
+
+/* FNV-1a 64 over the little-endian bytes of v[0..n) (parameter and BN
+ * statistics hashes that every target prints alike). */
+uint64_t tr_train_hash(const float *v, size_t n);
+
+#endif /* TR_TRAIN_H */

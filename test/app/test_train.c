@@ -1,0 +1,642 @@
+/* test/app: unit tests of core's trainer (core/tr_train.h): the sampler
+ * against the order mnist_ring always used, the arena size query, the
+ * event sequence, the state bytes and their restore, failures of the
+ * loader and the model, and rings of simulated ranks driven through the
+ * non-blocking tr_train_poll (bit-identical ranks, a configuration
+ * mismatch at hello, rank 0 refusing to start, a dead rank). */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "sim_transport.h"
+#include "tinyring.h"
+#include "tr_train.h"
+
+/* ---- the sampler mnist_ring shipped before the trainer, as it was
+ * (apps/mnist_ring/sampler.c): a whole permutation, then the shard */
+static void old_shard(uint32_t n, uint32_t world, uint32_t rank, uint64_t seed, uint32_t epoch,
+                      uint32_t *perm, uint32_t *idx, uint32_t *shard)
+{
+    struct tr_rng r;
+    tr_rng_seed(&r, seed, 0x5348554646ull + epoch);
+    for (uint32_t i = 0; i < n; i++)
+        perm[i] = i;
+    for (uint32_t i = n - 1; i > 0; i--) {
+        uint32_t j = tr_rng_below(&r, i + 1), t = perm[i];
+        perm[i] = perm[j];
+        perm[j] = t;
+    }
+    *shard = (uint32_t)(((uint64_t)n + world - 1) / world);
+    for (uint32_t k = 0; k < *shard; k++)
+        idx[k] = perm[(uint32_t)(((uint64_t)k * world + rank) % n)];
+}
+
+static void test_sampler_order(void)
+{
+    static const uint32_t ns[] = { 1, 7, 600, 601, 1000 };
+    static const uint32_t batches[] = { 1, 7, 100 };
+    int diffs = 0, cases = 0, partition_bad = 0;
+    for (size_t t = 0; t < sizeof ns / sizeof ns[0]; t++)
+        for (uint32_t world = 1; world <= 5; world++)
+            for (size_t b = 0; b < 3; b++)
+                for (uint32_t epoch = 0; epoch < 3; epoch += 2) {
+                    uint32_t n = ns[t], B = batches[b], shard;
+                    uint32_t *perm = malloc(n * 4), *old = malloc(n * 4), *idx = malloc(n * 4);
+                    uint32_t *seen = calloc(n, 4), *ref = malloc(((n + world) / world + 1) * 4);
+                    uint32_t extra = 0;
+                    tr_sampler_shuffle(perm, n, 42 + epoch, epoch);
+                    for (uint32_t r = 0; r < world; r++) {
+                        uint32_t steps = tr_sampler_steps(n, 0, world, B), got = 0;
+                        old_shard(n, world, r, 42 + epoch, epoch, old, ref, &shard);
+                        diffs += memcmp(old, perm, n * 4) != 0;
+                        partition_bad += tr_sampler_shard(n, 0, world) != shard ||
+                                         steps != (shard + B - 1) / B;
+                        for (uint32_t k = 0; k < steps; k++) {
+                            unsigned c = tr_sampler_batch(perm, n, 0, world, r, B, k, idx);
+                            partition_bad += c != (shard - k * B < B ? shard - k * B : B);
+                            for (unsigned i = 0; i < c; i++) {
+                                diffs += idx[i] != ref[k * B + i];
+                                seen[idx[i]]++;
+                            }
+                            got += c;
+                        }
+                        partition_bad += got != shard ||
+                                         tr_sampler_batch(perm, n, 0, world, r, B, steps, idx) != 0;
+                        cases++;
+                    }
+                    for (uint32_t i = 0; i < n; i++) {
+                        partition_bad += seen[i] == 0;
+                        extra += seen[i] - (seen[i] > 0);
+                    }
+                    partition_bad += extra != shard * world - n;
+                    free(perm); free(old); free(idx); free(seen); free(ref);
+                }
+    TH_CHECK(diffs == 0, "sampler: %d indices differ from mnist_ring's order (%d cases)", diffs, cases);
+    TH_CHECK(partition_bad == 0, "sampler: %d shard/step/partition violations", partition_bad);
+    {   /* seeds and epochs change the order */
+        uint32_t a[1000], b[1000];
+        tr_sampler_shuffle(a, 1000, 1, 0);
+        tr_sampler_shuffle(b, 1000, 2, 0);
+        TH_CHECK(memcmp(a, b, sizeof a) != 0, "sampler: the seed does not change the shuffle");
+        tr_sampler_shuffle(b, 1000, 1, 1);
+        TH_CHECK(memcmp(a, b, sizeof a) != 0, "sampler: the epoch does not change the shuffle");
+        tr_sampler_shuffle(b, 1000, 1, 0);
+        TH_CHECK(memcmp(a, b, sizeof a) == 0, "sampler: same seed and epoch, another shuffle");
+    }
+}
+
+/* The rest of an epoch dealt over another world: after s steps of batch B
+ * over W ranks, first = s*B*W; the new deal covers perm[first..n) and
+ * nothing before it, each at least once, repeats only from padding. */
+static void test_sampler_redeal(void)
+{
+    enum { N = 601 };
+    uint32_t perm[N], idx[64], pos[N];
+    int bad = 0;
+    tr_sampler_shuffle(perm, N, 9, 4);
+    for (uint32_t i = 0; i < N; i++)
+        pos[perm[i]] = i;
+    for (uint32_t w0 = 1; w0 <= 4; w0++)
+        for (uint32_t s = 0; s * 10 * w0 < N; s += 3)
+            for (uint32_t w1 = 1; w1 <= 5; w1++) {
+                uint32_t first = s * 10 * w0, seen[N] = { 0 }, extra = 0;
+                uint32_t steps = tr_sampler_steps(N, first, w1, 10);
+                for (uint32_t r = 0; r < w1; r++)
+                    for (uint32_t k = 0; k < steps; k++) {
+                        unsigned c = tr_sampler_batch(perm, N, first, w1, r, 10, k, idx);
+                        for (unsigned i = 0; i < c; i++) {
+                            bad += pos[idx[i]] < first;
+                            seen[idx[i]]++;
+                        }
+                    }
+                for (uint32_t i = first; i < N; i++) {
+                    bad += seen[perm[i]] == 0;
+                    extra += seen[perm[i]] - (seen[perm[i]] > 0);
+                }
+                bad += extra != tr_sampler_shard(N, first, w1) * w1 - (N - first);
+            }
+    TH_CHECK(bad == 0, "re-deal of the rest of an epoch: %d violations", bad);
+}
+
+/* ---- a synthetic data set: 28x28 pixels from an LCG, label = i % 10 */
+struct data {
+    uint32_t n_train, n_test;
+    int bad_label_at;     /* a training sample whose label is 10, or -1 */
+    int fail_at_call;     /* the loader fails on this call (0 = never) */
+    int calls;
+};
+
+/* noise, plus a bright band in rows 2c..2c+4 for class c: learnable */
+static uint8_t pixel(int split, uint32_t i, unsigned p)
+{
+    uint32_t x = (uint32_t)split * 2654435761u + i * 40503u + p * 2246822519u, row = p / 28;
+    x ^= x >> 13;
+    x *= 0x5bd1e995u;
+    return (uint8_t)((x >> 26) + (row >= 2 * (i % 10) && row < 2 * (i % 10) + 5 ? 180 : 0));
+}
+
+static int load(void *ctx, int split, const uint32_t *idx, unsigned n, uint8_t *px, uint8_t *lb)
+{
+    struct data *d = ctx;
+    if (++d->calls == d->fail_at_call)
+        return TR_ERR_IO;
+    for (unsigned k = 0; k < n; k++) {
+        if (idx[k] >= (split == TR_SPLIT_TRAIN ? d->n_train : d->n_test))
+            return TR_ERR_INVAL;
+        for (unsigned p = 0; p < 784; p++)
+            px[(size_t)k * 784 + p] = pixel(split, idx[k], p);
+        lb[k] = (uint8_t)(idx[k] % 10);
+        if (split == TR_SPLIT_TRAIN && (int)idx[k] == d->bad_label_at)
+            lb[k] = 10;
+    }
+    return 0;
+}
+
+static void config(struct tr_train_config *c, struct data *d, int rank, int world)
+{
+    memset(c, 0, sizeof *c);
+    tr_model_desc_convnet(&c->model, 4, 8, 10);
+    c->batch = 8;
+    c->n_train = d->n_train;
+    c->n_test = d->n_test;
+    c->load = load;
+    c->load_ctx = d;
+    c->lr = 0.01f;
+    c->momentum = 0.9f;
+    c->seed = 3;
+    c->algo = TR_ALGO_RING;
+    c->epochs = 2;
+    c->rank = rank;
+    c->world = world;
+    c->job_token = 77;
+    c->segment_bytes = 4096;
+}
+
+static void *arena_for(const struct tr_train_config *c, size_t *bytes)
+{
+    void *p = NULL;
+    if (tr_train_arena_size(c, bytes) < 0 || posix_memalign(&p, TR_ARENA_ALIGN, *bytes + 64))
+        return NULL;
+    memset(p, 0xA5, *bytes + 64);
+    return p;
+}
+
+static void test_arena(void)
+{
+    struct data d = { 40, 12, -1, 0, 0 };
+    static const unsigned batches[] = { 1, 3, 8 };
+    static struct sim_net net;
+    sim_init(&net, 3, 4096);
+    for (int b = 0; b < 3; b++)
+        for (int world = 1; world <= 3; world += 2) {
+            struct tr_train_config c;
+            struct tr_train *t = malloc(sizeof *t);
+            size_t bytes, model_bytes;
+            uint8_t *a;
+            int ok = 1;
+            config(&c, &d, 0, world);
+            c.batch = batches[b];
+            c.tp = &net.tp[0];                       /* not used before begin */
+            a = arena_for(&c, &bytes);
+            tr_model_arena_size(&c.model, c.batch, &model_bytes);
+            TH_CHECK(a && bytes > model_bytes + 40 * 4, "size query %zu (model %zu)", bytes, model_bytes);
+            if (!a)
+                continue;
+            TH_CHECK(tr_train_init(t, &c, a, bytes - 1) == TR_ERR_NOMEM,
+                     "batch %u world %d: one byte short is not TR_ERR_NOMEM", c.batch, world);
+            memset(a, 0xA5, bytes + 64);
+            TH_CHECK(tr_train_init(t, &c, a, bytes) == 0, "init with the queried size");
+            TH_CHECK(t->arena_used == bytes, "batch %u world %d: init used %zu, query said %zu",
+                     c.batch, world, t->arena_used, bytes);
+            for (int i = 0; i < 64; i++)
+                ok &= a[bytes + i] == 0xA5;
+            TH_CHECK(ok, "init wrote past the queried size");
+            TH_CHECK(tr_train_init(t, &c, a + 8, bytes) == TR_ERR_INVAL, "unaligned arena accepted");
+            free(a);
+            free(t);
+        }
+    {
+        struct tr_train_config c;
+        size_t bytes;
+        config(&c, &d, 0, 1);
+        c.load = NULL;
+        TH_CHECK(tr_train_arena_size(&c, &bytes) == TR_ERR_INVAL, "no loader accepted");
+        config(&c, &d, 2, 2);
+        TH_CHECK(tr_train_arena_size(&c, &bytes) == TR_ERR_INVAL, "rank >= world accepted");
+        config(&c, &d, 0, 2);
+        TH_CHECK(tr_train_arena_size(&c, &bytes) == TR_ERR_INVAL, "world 2 without a transport");
+    }
+    sim_free(&net);
+}
+
+/* A whole single-rank run; the events and canaries along the way. */
+struct run {
+    struct tr_train t;
+    struct data d;
+    uint8_t *arena;
+    size_t bytes;
+};
+
+static int run_open(struct run *r, const struct tr_train_config *c)
+{
+    r->arena = arena_for(c, &r->bytes);
+    return r->arena ? tr_train_init(&r->t, c, r->arena, r->bytes) : -1;
+}
+
+static int canary_intact(const struct run *r)
+{
+    for (int i = 0; i < 64; i++)
+        if (r->arena[r->bytes + i] != 0xA5)
+            return 0;
+    return 1;
+}
+
+static void test_events(void)
+{
+    struct run *r = calloc(1, sizeof *r);
+    struct tr_train_config c;
+    struct tr_train_report rep;
+    char seq[64] = "", want[] = "start s s S s E s S s s E done";
+    int rc, steps_seen = 0;
+    float first_loss = 0, last_loss = 0;
+
+    r->d = (struct data){ 20, 12, -1, 0, 0 };   /* 3 steps of 8, 8, 4 */
+    config(&c, &r->d, 0, 1);
+    c.sync_every = 2;
+    TH_CHECK(run_open(r, &c) == 0, "init");
+    TH_CHECK(r->t.steps == 3, "steps per epoch %u, want 3", r->t.steps);
+    TH_CHECK(tr_train_next(&r->t, &rep) == TR_ERR_INVAL, "next before begin accepted");
+    TH_CHECK(tr_train_begin(&r->t, NULL, 0) == 0, "begin");
+    while ((rc = tr_train_next(&r->t, &rep)) > 0) {
+        const char *ev = rc == TR_TRAIN_START ? "start " : rc == TR_TRAIN_STEP ? "s "
+                       : rc == TR_TRAIN_SYNC ? "S " : "E ";
+        strncat(seq, ev, sizeof seq - strlen(seq) - 1);
+        if (rc == TR_TRAIN_STEP) {
+            steps_seen++;
+            if (steps_seen == 1)
+                first_loss = rep.loss;
+            last_loss = rep.loss;
+            TH_CHECK(rep.n == (rep.step == 3 ? 4u : 8u), "step %u: %u samples", rep.step, rep.n);
+        }
+        if (rc == TR_TRAIN_EPOCH)
+            TH_CHECK(!rep.stopped && rep.train_samples == 20 && rep.test_samples == 12 &&
+                     rep.test_acc >= 0 && rep.test_acc <= 1 && rep.train_loss > 0,
+                     "epoch report: stopped %d train %g test %g acc %g", rep.stopped,
+                     (double)rep.train_samples, (double)rep.test_samples, (double)rep.test_acc);
+    }
+    strncat(seq, rc == 0 ? "done" : "error", sizeof seq - strlen(seq) - 1);
+    TH_CHECK(!strcmp(seq, want), "events '%s', want '%s'", seq, want);
+    TH_CHECK(tr_train_next(&r->t, &rep) == 0, "done is sticky");
+    TH_CHECK(r->t.epoch == 2 && r->t.step == 0 && r->t.global_step == 6, "end state %u/%u/%llu",
+             r->t.epoch, r->t.step, (unsigned long long)r->t.global_step);
+    TH_CHECK(last_loss < first_loss, "loss %g -> %g does not fall", (double)first_loss, (double)last_loss);
+    TH_CHECK(canary_intact(r), "a step wrote past the arena");
+    free(r->arena);
+
+    /* max_steps stops inside the second epoch: evaluated, stopped, done */
+    memset(r, 0, sizeof *r);
+    r->d = (struct data){ 20, 12, -1, 0, 0 };
+    config(&c, &r->d, 0, 1);
+    c.max_steps = 4;
+    run_open(r, &c);
+    tr_train_begin(&r->t, NULL, 0);
+    seq[0] = 0;
+    while ((rc = tr_train_next(&r->t, &rep)) > 0)
+        if (rc == TR_TRAIN_EPOCH)
+            strncat(seq, rep.stopped ? "stopped " : "epoch ", sizeof seq - strlen(seq) - 1);
+    TH_CHECK(rc == 0 && !strcmp(seq, "epoch stopped ") && r->t.epoch == 1 && r->t.step == 1 &&
+             r->t.global_step == 4, "max_steps 4: '%s' rc %d, at %u/%u", seq, rc, r->t.epoch, r->t.step);
+    free(r->arena);
+    free(r);
+}
+
+static void run_all(struct run *r)
+{
+    struct tr_train_report rep;
+    while (tr_train_next(&r->t, &rep) > 0)
+        ;
+}
+
+static void test_state(void)
+{
+    struct run *a = calloc(1, sizeof *a), *b = calloc(1, sizeof *b);
+    struct tr_train_config c;
+    struct tr_train_report rep;
+    struct tr_train_state_info info;
+    size_t len;
+    uint8_t *s1, *s2, *bad;
+    int rc, steps = 0;
+
+    a->d = b->d = (struct data){ 20, 12, -1, 0, 0 };
+    config(&c, &a->d, 0, 1);
+    c.sync_every = 2;
+    run_open(a, &c);
+    tr_train_begin(&a->t, NULL, 0);
+    while ((rc = tr_train_next(&a->t, &rep)) > 0 && rc != TR_TRAIN_SYNC)
+        steps += rc == TR_TRAIN_STEP;
+    TH_CHECK(rc == TR_TRAIN_SYNC && steps == 2, "a sync point after 2 steps (rc %d)", rc);
+    len = tr_train_state_size(&a->t, TR_STATE_CHECKPOINT);
+    TH_CHECK(len == 96 + 4 * (2 * a->t.model.n_params + a->t.model.n_buffers) + 4,
+             "state size %zu", len);
+    s1 = malloc(len);
+    s2 = malloc(len);
+    bad = malloc(len);
+    TH_CHECK(tr_train_state_save(&a->t, TR_STATE_CHECKPOINT, s1, len - 1) == TR_ERR_NOMEM,
+             "one byte short is not TR_ERR_NOMEM");
+    TH_CHECK(tr_train_state_save(&a->t, TR_STATE_CHECKPOINT, s1, len) == (long)len, "save");
+    TH_CHECK(tr_train_state_check(s1, len, &info) == 0 && info.kind == TR_STATE_CHECKPOINT &&
+             info.epoch == 0 && info.step == 2 && info.global_step == 2 && info.world == 1 &&
+             info.batch == 8 && info.seed == 3 && info.n_train == 20 &&
+             info.config_hash == tr_train_config_hash(&a->t), "header fields");
+    TH_CHECK(!memcmp(s1, "TRINGCKP", 8) && s1[8] == 1 && s1[12] == 96 && s1[40] == 2,
+             "header bytes do not follow the documented layout");
+
+    /* restore into a fresh trainer: the same bytes back, the same future */
+    config(&c, &b->d, 0, 1);
+    c.sync_every = 2;
+    run_open(b, &c);
+    TH_CHECK(tr_train_begin(&b->t, s1, len) == 0, "begin from state");
+    rc = tr_train_next(&b->t, &rep);
+    TH_CHECK(rc == TR_TRAIN_START && rep.epoch == 0 && rep.step == 2 && rep.global_step == 2,
+             "resumed start at %u/%u (rc %d)", rep.epoch, rep.step, rc);
+    tr_train_state_save(&b->t, TR_STATE_CHECKPOINT, s2, len);
+    TH_CHECK(!memcmp(s1, s2, len), "state -> restore -> state changed bytes");
+    run_all(a);
+    run_all(b);
+    TH_CHECK(tr_train_hash(a->t.model.params, a->t.model.n_params) ==
+             tr_train_hash(b->t.model.params, b->t.model.n_params) &&
+             tr_train_hash(a->t.model.buffers, a->t.model.n_buffers) ==
+             tr_train_hash(b->t.model.buffers, b->t.model.n_buffers),
+             "resumed run differs from the uninterrupted one");
+
+    /* damaged bytes: refused with the reason, nothing changed */
+    {
+        struct { const char *what; size_t off, len; int problem, code; } dmg[] = {
+            { "a payload bit", 96 + 4000, len, TR_STATE_CRC, TR_ERR_FORMAT },
+            { "the magic", 0, len, TR_STATE_MAGIC, TR_ERR_FORMAT },
+            { "the version", 8, len, TR_STATE_VERSION_DIFFERS, TR_ERR_FORMAT },
+            { "the CRC", len - 1, len, TR_STATE_CRC, TR_ERR_FORMAT },
+            { "a cut", 0, len - 9, TR_STATE_SIZE, TR_ERR_FORMAT },
+            { "a cut header", 0, 50, TR_STATE_SHORT, TR_ERR_FORMAT },
+            { "n_params", 64, len, TR_STATE_SIZE, TR_ERR_FORMAT },
+        };
+        uint64_t before = tr_train_hash(b->t.model.params, b->t.model.n_params);
+        for (size_t i = 0; i < sizeof dmg / sizeof dmg[0]; i++) {
+            memcpy(bad, s1, len);
+            if (dmg[i].len == len)
+                bad[dmg[i].off] ^= 0x10;
+            rc = tr_train_state_check(bad, dmg[i].len, &info);
+            TH_CHECK(rc == dmg[i].code && info.problem == dmg[i].problem,
+                     "damaged %s: rc %d problem %d", dmg[i].what, rc, info.problem);
+            TH_CHECK(tr_train_state_load(&b->t, bad, dmg[i].len) == dmg[i].code,
+                     "damaged %s loaded", dmg[i].what);
+        }
+        TH_CHECK(before == tr_train_hash(b->t.model.params, b->t.model.n_params) &&
+                 b->t.epoch == 2 && b->t.global_step == 6, "a refused state changed the trainer");
+    }
+    /* another configuration, a model file */
+    {
+        struct run *o = calloc(1, sizeof *o);
+        o->d = a->d;
+        config(&c, &o->d, 0, 1);
+        c.sync_every = 2;
+        c.lr = 0.02f;
+        run_open(o, &c);
+        TH_CHECK(tr_train_state_load(&o->t, s1, len) == TR_ERR_MISMATCH, "another lr resumed");
+        free(o->arena);
+        config(&c, &o->d, 0, 1);
+        c.sync_every = 2;
+        tr_model_desc_convnet(&c.model, 16, 32, 10);
+        run_open(o, &c);
+        TH_CHECK(tr_train_state_load(&o->t, s1, len) == TR_ERR_MISMATCH, "a 4/8 state in a 16/32 net");
+        size_t ml = tr_train_state_size(&a->t, TR_STATE_MODEL);
+        TH_CHECK(ml == 96 + 4 * (a->t.model.n_params + a->t.model.n_buffers) + 4, "model size");
+        TH_CHECK(tr_train_state_save(&a->t, TR_STATE_MODEL, bad, ml) == (long)ml &&
+                 !memcmp(bad, "TRINGMDL", 8) && bad[88] == 0, "model bytes");
+        TH_CHECK(tr_train_state_check(bad, ml, &info) == 0 && info.kind == TR_STATE_MODEL &&
+                 info.epoch == 2, "model check");
+        TH_CHECK(tr_train_state_load(&a->t, bad, ml) == TR_ERR_FORMAT, "a model file resumed");
+        /* a restore that fails on rank 0 stops the run, with the reason */
+        config(&c, &o->d, 0, 1);
+        c.sync_every = 3;     /* another configuration hash */
+        free(o->arena);
+        run_open(o, &c);
+        tr_train_begin(&o->t, s1, len);
+        rc = tr_train_next(&o->t, &rep);
+        TH_CHECK(rc == TR_ERR_MISMATCH && tr_train_last_fault(&o->t)->what == TR_TRAIN_RESTORE,
+                 "begin with a foreign state: rc %d what %d", rc, tr_train_last_fault(&o->t)->what);
+        free(o->arena);
+        free(o);
+    }
+    free(s1); free(s2); free(bad);
+    free(a->arena); free(b->arena);
+    free(a); free(b);
+}
+
+/* issue 13, defect 6: the return codes of forward, loss and backward */
+static void test_failures(void)
+{
+    struct run *r = calloc(1, sizeof *r);
+    struct tr_train_config c;
+    struct tr_train_report rep;
+    uint64_t h0;
+    int rc;
+
+    r->d = (struct data){ 20, 12, -1, 0, 0 };
+    config(&c, &r->d, 0, 1);
+    run_open(r, &c);
+    tr_train_begin(&r->t, NULL, 0);
+    TH_CHECK(tr_train_next(&r->t, &rep) == TR_TRAIN_START, "start");
+    TH_CHECK(tr_train_next(&r->t, &rep) == TR_TRAIN_STEP, "step 1");
+    /* the sample at position 3 of step 2 gets label 10: loss refuses it */
+    r->d.bad_label_at = (int)r->t.perm[3 + 8];
+    h0 = tr_train_hash(r->t.model.params, r->t.model.n_params);
+    rc = tr_train_next(&r->t, &rep);
+    TH_CHECK(rc == TR_ERR_INVAL && tr_train_last_fault(&r->t)->what == TR_TRAIN_LOSS &&
+             tr_train_last_fault(&r->t)->step == 1, "label 10: rc %d what %d step %u", rc,
+             tr_train_last_fault(&r->t)->what, tr_train_last_fault(&r->t)->step);
+    TH_CHECK(h0 == tr_train_hash(r->t.model.params, r->t.model.n_params) && r->t.global_step == 1,
+             "a failed loss still stepped SGD");
+    TH_CHECK(tr_train_next(&r->t, &rep) == TR_ERR_INVAL, "failure is sticky");
+    free(r->arena);
+
+    memset(r, 0, sizeof *r);
+    r->d = (struct data){ 20, 12, -1, 3, 0 };   /* the third load fails */
+    config(&c, &r->d, 0, 1);
+    run_open(r, &c);
+    tr_train_begin(&r->t, NULL, 0);
+    while ((rc = tr_train_next(&r->t, &rep)) > 0)
+        ;
+    TH_CHECK(rc == TR_ERR_IO && tr_train_last_fault(&r->t)->what == TR_TRAIN_LOAD &&
+             r->t.global_step == 2, "loader failure: rc %d what %d", rc,
+             tr_train_last_fault(&r->t)->what);
+    free(r->arena);
+    free(r);
+}
+
+/* ---- rings of simulated ranks, every rank driven by tr_train_poll */
+struct ring {
+    struct sim_net net;
+    int world;
+    struct run *r[SIM_MAX_WORLD];
+    int rc[SIM_MAX_WORLD];
+    int events[SIM_MAX_WORLD];
+    uint64_t step_hash[SIM_MAX_WORLD][64];
+};
+
+static int ring_open(struct ring *g, int world, void (*tweak)(struct tr_train_config *, int))
+{
+    memset(g, 0, sizeof *g);
+    g->world = world;
+    if (sim_init(&g->net, world, 1 << 16) < 0)
+        return -1;
+    for (int k = 0; k < world; k++) {
+        struct tr_train_config c;
+        g->r[k] = calloc(1, sizeof *g->r[k]);
+        g->r[k]->d = (struct data){ 61, 13, -1, 0, 0 };
+        config(&c, &g->r[k]->d, k, world);
+        c.tp = &g->net.tp[k];
+        c.algo = world % 3;
+        if (tweak)
+            tweak(&c, k);
+        if (run_open(g->r[k], &c) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static void ring_close(struct ring *g)
+{
+    for (int k = 0; k < g->world; k++) {
+        free(g->r[k]->arena);
+        free(g->r[k]);
+    }
+    sim_free(&g->net);
+}
+
+/* Round robin until every rank is done or failed; kill (rank, after its
+ * n-th step) if kill_rank >= 0. */
+static void ring_run(struct ring *g, int kill_rank, int kill_after)
+{
+    int busy = 1, rounds = 0;
+    for (int k = 0; k < g->world; k++)
+        g->rc[k] = TR_ERR_AGAIN;
+    while (busy && rounds++ < 1000000) {
+        busy = 0;
+        for (int k = 0; k < g->world; k++) {
+            struct tr_train_report rep;
+            if (g->rc[k] != TR_ERR_AGAIN && g->rc[k] <= 0)
+                continue;
+            if (g->net.ep[k].dead)
+                continue;
+            g->rc[k] = tr_train_poll(&g->r[k]->t, &rep);
+            if (g->rc[k] == TR_TRAIN_STEP && rep.global_step < 64)
+                g->step_hash[k][rep.global_step] =
+                    tr_train_hash(g->r[k]->t.model.params, g->r[k]->t.model.n_params);
+            if (g->rc[k] > 0)
+                g->events[k]++;
+            if (g->rc[k] == TR_TRAIN_STEP && k == kill_rank && (int)rep.global_step == kill_after) {
+                sim_kill(&g->net, k);
+                g->rc[k] = TR_ERR_CLOSED;
+            }
+            busy |= g->rc[k] == TR_ERR_AGAIN || g->rc[k] > 0;
+        }
+        if (!busy) {
+            /* a rank that waits for a dead one: let simulated time pass */
+            for (int k = 0; k < g->world; k++)
+                busy |= g->rc[k] == TR_ERR_AGAIN;
+            g->net.now += 100;
+        }
+    }
+}
+
+static void test_ring(void)
+{
+    for (int world = 2; world <= 4; world++) {
+        struct ring *g = malloc(sizeof *g);
+        int ok = 1, steps;
+        TH_CHECK(ring_open(g, world, NULL) == 0, "ring of %d", world);
+        for (int k = 0; k < world; k++)
+            tr_train_begin(&g->r[k]->t, NULL, 0);
+        ring_run(g, -1, 0);
+        steps = (int)g->r[0]->t.global_step;
+        for (int k = 0; k < world; k++) {
+            ok &= g->rc[k] == 0 && (int)g->r[k]->t.global_step == steps;
+            for (int s = 1; s <= steps && s < 64; s++)
+                ok &= g->step_hash[k][s] == g->step_hash[0][s] && g->step_hash[0][s] != 0;
+            ok &= tr_train_hash(g->r[k]->t.model.buffers, g->r[k]->t.model.n_buffers) ==
+                  tr_train_hash(g->r[0]->t.model.buffers, g->r[0]->t.model.n_buffers);
+        }
+        TH_CHECK(ok && steps == 2 * (int)tr_sampler_steps(61, 0, (uint32_t)world, 8),
+                 "world %d (algo %d): every rank done with equal params after each of %d steps "
+                 "and equal BN statistics", world, world % 3, steps);
+        ring_close(g);
+        free(g);
+    }
+}
+
+static void other_lr(struct tr_train_config *c, int rank)
+{
+    if (rank == 1)
+        c->lr = 0.02f;
+}
+
+static void test_ring_faults(void)
+{
+    struct ring *g = malloc(sizeof *g);
+    /* one rank with another lr: refused at hello by everyone */
+    ring_open(g, 3, other_lr);
+    for (int k = 0; k < 3; k++)
+        tr_train_begin(&g->r[k]->t, NULL, 0);
+    ring_run(g, -1, 0);
+    for (int k = 0; k < 3; k++)
+        TH_CHECK(g->rc[k] == TR_ERR_MISMATCH &&
+                 tr_train_last_fault(&g->r[k]->t)->what == TR_TRAIN_HELLO &&
+                 g->r[k]->t.global_step == 0,
+                 "another lr on rank 1: rank %d rc %d what %d", k, g->rc[k],
+                 tr_train_last_fault(&g->r[k]->t)->what);
+    ring_close(g);
+
+    /* rank 0 cannot start: every rank stops, saying so */
+    ring_open(g, 3, NULL);
+    tr_train_refuse(&g->r[0]->t, TR_ERR_IO);
+    for (int k = 1; k < 3; k++)
+        tr_train_begin(&g->r[k]->t, NULL, 0);
+    ring_run(g, -1, 0);
+    for (int k = 0; k < 3; k++)
+        TH_CHECK(g->rc[k] == TR_ERR_IO && tr_train_last_fault(&g->r[k]->t)->what == TR_TRAIN_REFUSED &&
+                 tr_train_last_fault(&g->r[k]->t)->rank == 0,
+                 "rank 0 refused: rank %d rc %d what %d", k, g->rc[k],
+                 tr_train_last_fault(&g->r[k]->t)->what);
+    ring_close(g);
+
+    /* rank 2 of 4 dies after its 3rd step: its neighbours name it */
+    ring_open(g, 4, NULL);
+    for (int k = 0; k < 4; k++)
+        tr_train_begin(&g->r[k]->t, NULL, 0);
+    ring_run(g, 2, 3);
+    for (int k = 1; k <= 3; k += 2) {
+        const struct tr_train_fault *f = tr_train_last_fault(&g->r[k]->t);
+        TH_CHECK(g->rc[k] < 0 && f->rank == 2 && f->what == TR_TRAIN_GRADIENTS && f->epoch == 1 &&
+                 f->step == 1, "rank 2 died after step 3 (epoch 2, step 1 of 2): rank %d rc %d "
+                 "blames %d (what %d, epoch %u, step %u)", k, g->rc[k], f->rank, f->what,
+                 f->epoch, f->step);
+    }
+    ring_close(g);
+    free(g);
+}
+
+int main(void)
+{
+    test_sampler_order();
+    test_sampler_redeal();
+    test_arena();
+    test_events();
+    test_state();
+    test_failures();
+    test_ring();
+    test_ring_faults();
+    return th_report("train");
+}
