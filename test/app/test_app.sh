@@ -109,6 +109,17 @@ st=$?
 check "resume with another lr fails" test $st -ne 0
 check "... saying the configuration differs" grep -q "different configuration" "$T/cfg.err"
 
+# --- a checkpoint written by mnist_ring before core's trainer existed
+# (test/fixtures/mnist_ring_v1.ck: --nproc 2 --epochs 3 --lr 0.01 --seed 5
+# --checkpoint-every 2 on gen_idx 600 100 7, stopped by --max-steps 4) is read,
+# and the run ends where that binary's uninterrupted run ended, bit for bit
+cp "$here/test/fixtures/mnist_ring_v1.ck" "$T/v1.ck"
+$TO 120 "$MR" --data "$T/raw" --nproc 2 --epochs 3 --lr 0.01 --seed 5 --checkpoint-every 2 \
+   --debug-param-hash --quiet --checkpoint "$T/v1.ck" --resume >"$T/v1.out" 2>"$T/v1.err"
+check "pre-trainer checkpoint: resumed at epoch 2, step 1" grep -q "resuming from .*epoch 2, step 1 (4 steps done)" "$T/v1.out"
+check "pre-trainer checkpoint: final params and BN statistics == the pre-trainer binary's uninterrupted run" \
+  test "$(final_of "$T/v1.err")" = "e47f0099c3fabc08 4b83e8219fcb8b12"
+
 # --- bad data: message naming the file and problem, non-zero exit, nothing written
 for kind in magic truncated count dims labelrange; do
   for fmt in raw gz; do

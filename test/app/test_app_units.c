@@ -1,5 +1,5 @@
 /* test/app: unit tests of mnist_ring's own modules: the IDX reader, the
- * distributed sampler and the checkpoint file. */
+ * checkpoint file (the sampler and the state bytes are core's: test_train). */
 #define _GNU_SOURCE
 #include <stdint.h>
 #include <stdio.h>
@@ -12,9 +12,9 @@
 #include "ckpt.h"
 #include "harness.h"
 #include "idx.h"
-#include "sampler.h"
 #include "tr_error.h"
 #include "tr_util.h"
+#include "tr_train.h"
 
 static char dir[256];
 
@@ -155,111 +155,53 @@ static void test_idx_damage(void)
     free(bad);
 }
 
-static void test_sampler(void)
+/* A state to write: a narrow net's trainer, fresh from seed 5. */
+static int load_none(void *ctx, int split, const uint32_t *idx, unsigned n, uint8_t *px, uint8_t *lb)
 {
-    static const uint32_t ns[] = { 1, 7, 600, 601, 1000 };
-    for (size_t t = 0; t < sizeof ns / sizeof ns[0]; t++) {
-        for (uint32_t world = 1; world <= 5; world++) {
-            uint32_t n = ns[t], *seen = calloc(n, sizeof *seen), shard0 = 0, steps0 = 0;
-            int ok = 1, same = 1;
-            for (uint32_t r = 0; r < world; r++) {
-                struct mr_sampler s, s2;
-                TH_CHECK(mr_sampler_init(&s, n, world, r, 100, 42) == 0, "init");
-                mr_sampler_init(&s2, n, world, r, 100, 42);
-                mr_sampler_set_epoch(&s, 3);
-                mr_sampler_set_epoch(&s2, 3);
-                if (r == 0) {
-                    shard0 = s.shard;
-                    steps0 = s.steps;
-                }
-                ok &= s.shard == shard0 && s.steps == steps0 && s.shard * world >= n &&
-                      s.shard * world < n + world;
-                for (uint32_t k = 0; k < s.shard; k++) {
-                    seen[s.idx[k]]++;
-                    same &= s.idx[k] == s2.idx[k];
-                }
-                uint32_t total = 0;
-                for (uint32_t k = 0; k < s.steps; k++)
-                    total += mr_sampler_count(&s, k);
-                ok &= total == s.shard;
-                mr_sampler_free(&s);
-                mr_sampler_free(&s2);
-            }
-            /* every sample at least once; repeats only from padding */
-            uint32_t extra = 0;
-            for (uint32_t i = 0; i < n; i++) {
-                ok &= seen[i] >= 1;
-                extra += seen[i] - 1;
-            }
-            TH_CHECK(ok && extra == shard0 * world - n, "n %u world %u: shards not an equal, "
-                     "covering partition (extra %u)", n, world, extra);
-            TH_CHECK(same, "n %u world %u: same seed and epoch gave different shards", n, world);
-            free(seen);
-        }
-    }
-    {   /* epochs differ, seeds differ; count() at the end */
-        struct mr_sampler a, b;
-        int diff_epoch = 0, diff_seed = 0;
-        mr_sampler_init(&a, 1000, 2, 0, 100, 1);
-        mr_sampler_init(&b, 1000, 2, 0, 100, 2);
-        mr_sampler_set_epoch(&a, 0);
-        mr_sampler_set_epoch(&b, 0);
-        for (uint32_t k = 0; k < a.shard; k++)
-            diff_seed |= a.idx[k] != b.idx[k];
-        memcpy(b.idx, a.idx, a.shard * sizeof *a.idx);
-        mr_sampler_set_epoch(&a, 1);
-        for (uint32_t k = 0; k < a.shard; k++)
-            diff_epoch |= a.idx[k] != b.idx[k];
-        TH_CHECK(diff_seed && diff_epoch, "shuffle ignores seed (%d) or epoch (%d)", diff_seed, diff_epoch);
-        mr_sampler_free(&a);
-        mr_sampler_free(&b);
-        mr_sampler_init(&a, 250, 1, 0, 100, 1);
-        TH_CHECK(a.steps == 3 && mr_sampler_count(&a, 2) == 50 && mr_sampler_count(&a, 3) == 0,
-                 "short last batch: steps %u count %u", a.steps, mr_sampler_count(&a, 2));
-        mr_sampler_free(&a);
-        TH_CHECK(mr_sampler_init(&a, 10, 2, 2, 100, 1) == TR_ERR_INVAL, "rank >= world accepted");
-    }
+    (void)ctx; (void)split; (void)idx; (void)px; (void)lb; (void)n;
+    return 0;
 }
 
-static void fill(struct mr_ckpt *c, float *p, float *m, float *b, size_t np, size_t nb)
+static void *state_of(int kind, size_t *len, struct tr_train **tp, void **arena)
 {
-    memset(c, 0, sizeof *c);
-    for (size_t i = 0; i < np; i++) {
-        p[i] = (float)i * 0.37f - 3.0f;
-        m[i] = -(float)i / 7.0f;
-    }
-    for (size_t i = 0; i < nb; i++)
-        b[i] = 1.0f + (float)i;
-    c->config_hash = 0x1122334455667788ull;
-    c->layout_hash = 0xabcdef01u;
-    c->world = 4; c->batch = 100; c->epoch = 2; c->step = 17; c->sgd_started = 1;
-    c->global_step = 317; c->seed = 99; c->n_params = np; c->n_buffers = nb; c->n_train = 600;
-    c->flags = MR_CKPT_HAS_MOMENTUM;
-    c->params = p; c->momentum = m; c->buffers = b;
+    struct tr_train_config c;
+    struct tr_train *t = calloc(1, sizeof *t);
+    size_t bytes;
+    void *bytes_out;
+    memset(&c, 0, sizeof c);
+    tr_model_desc_convnet(&c.model, 4, 8, 10);
+    c.batch = 4; c.n_train = 600; c.load = load_none; c.lr = 0.01f; c.momentum = 0.9f;
+    c.seed = 5; c.epochs = 1; c.world = 1;
+    tr_train_arena_size(&c, &bytes);
+    *arena = aligned_alloc(16, (bytes + 15) / 16 * 16);
+    tr_train_init(t, &c, *arena, bytes);
+    tr_train_begin(t, NULL, 0);            /* rank 0, fresh: parameters from the seed */
+    *len = tr_train_state_size(t, kind);
+    bytes_out = malloc(*len);
+    tr_train_state_save(t, kind, bytes_out, *len);
+    *tp = t;
+    return bytes_out;
 }
 
 static void test_ckpt(void)
 {
-    enum { NP = 1001, NB = 96 };
-    static float p[NP], m[NP], b[NB], p2[NP], m2[NP], b2[NB];
-    struct mr_ckpt c, r;
+    struct tr_train *t;
+    struct tr_train_state_info in;
+    void *arena, *back = NULL;
+    size_t len, blen = 0;
+    unsigned char *ck = state_of(TR_STATE_CHECKPOINT, &len, &t, &arena);
     char path[512], err[1024];
     int rc;
     FILE *f;
 
     sprintf(path, "%s/ck", dir);
-    fill(&c, p, m, b, NP, NB);
-    rc = mr_ckpt_write(path, &c, err, sizeof err);
+    rc = mr_ckpt_write(path, ck, len, err, sizeof err);
     TH_CHECK(rc == 0, "write: %s", err);
-    memset(&r, 0, sizeof r);
-    r.n_params = NP; r.n_buffers = NB; r.params = p2; r.momentum = m2; r.buffers = b2;
-    rc = mr_ckpt_read(path, &r, err, sizeof err);
-    TH_CHECK(rc == 0, "read: %s", err);
-    TH_CHECK(!memcmp(p, p2, sizeof p) && !memcmp(m, m2, sizeof m) && !memcmp(b, b2, sizeof b),
-             "round trip changed the floats");
-    TH_CHECK(r.config_hash == c.config_hash && r.epoch == 2 && r.step == 17 && r.sgd_started == 1 &&
-             r.global_step == 317 && r.seed == 99 && r.world == 4 && r.layout_hash == 0xabcdef01u,
-             "round trip changed the header");
+    rc = mr_ckpt_read(path, TR_STATE_CHECKPOINT, &back, &blen, &in, err, sizeof err);
+    TH_CHECK(rc == 0 && blen == len && !memcmp(back, ck, len), "read back: %d %s", rc, err);
+    TH_CHECK(in.n_params == t->model.n_params && in.seed == 5 && in.world == 1 && in.batch == 4,
+             "decoded header");
+    free(back);
     {   /* the documented layout: magic, version, sizes at their offsets */
         unsigned char h[96];
         struct stat st;
@@ -267,46 +209,73 @@ static void test_ckpt(void)
         TH_CHECK(f && fread(h, 1, 96, f) == 96, "header read");
         fclose(f);
         stat(path, &st);
-        TH_CHECK(!memcmp(h, "TRINGCKP", 8) && h[8] == 1 && h[12] == 96 && h[64] == (NP & 255) &&
-                 h[65] == (NP >> 8) && h[72] == NB && h[36] == 2 && h[40] == 17,
+        TH_CHECK(!memcmp(h, "TRINGCKP", 8) && h[8] == 1 && h[12] == 96 &&
+                 h[64] == (t->model.n_params & 255) && h[65] == (t->model.n_params >> 8 & 255) &&
+                 h[72] == t->model.n_buffers && h[88] == 1,
                  "header bytes do not follow the documented layout");
-        TH_CHECK(st.st_size == 96 + 4 * (2 * NP + NB) + 4, "file size %ld", (long)st.st_size);
+        TH_CHECK((size_t)st.st_size == 96 + 4 * (2 * t->model.n_params + t->model.n_buffers) + 4,
+                 "file size %ld", (long)st.st_size);
         /* a flipped bit anywhere is caught by the CRC */
         f = fopen(path, "r+b");
         fseek(f, 96 + 4 * 500, SEEK_SET);
         fputc(0x5a, f);
         fclose(f);
-        rc = mr_ckpt_read(path, &r, err, sizeof err);
-        TH_CHECK(rc == TR_ERR_FORMAT && strstr(err, "CRC"), "corruption not caught: %d %s", rc, err);
+        rc = mr_ckpt_read(path, TR_STATE_CHECKPOINT, &back, &blen, &in, err, sizeof err);
+        TH_CHECK(rc == TR_ERR_FORMAT && strstr(err, "CRC") && strstr(err, path) && !back,
+                 "corruption not caught: %d %s", rc, err);
         if (truncate(path, st.st_size - 9) != 0)
             perror("truncate");
-        rc = mr_ckpt_read(path, &r, err, sizeof err);
+        rc = mr_ckpt_read(path, TR_STATE_CHECKPOINT, &back, &blen, &in, err, sizeof err);
         TH_CHECK(rc == TR_ERR_FORMAT && strstr(err, "truncated"), "truncation not caught: %d %s", rc, err);
+        if (truncate(path, 40) != 0)
+            perror("truncate");
+        rc = mr_ckpt_read(path, TR_STATE_CHECKPOINT, &back, &blen, &in, err, sizeof err);
+        TH_CHECK(rc == TR_ERR_FORMAT && strstr(err, "shorter than a header"), "cut header: %d %s", rc, err);
     }
-    /* another model size */
-    mr_ckpt_write(path, &c, err, sizeof err);
-    r.n_params = NP - 1;
-    rc = mr_ckpt_read(path, &r, err, sizeof err);
-    TH_CHECK(rc == TR_ERR_MISMATCH, "size mismatch not caught: %d %s", rc, err);
-    r.n_params = NP;
-    r.is_model = 1;
-    rc = mr_ckpt_read(path, &r, err, sizeof err);
-    TH_CHECK(rc == TR_ERR_FORMAT && strstr(err, "magic"), "checkpoint read as a model: %d %s", rc, err);
-    /* unwritable: a directory that does not exist; the old file stays */
-    rc = mr_ckpt_write("/nonexistent-dir/ck", &c, err, sizeof err);
+    /* another version; a checkpoint read as a model and the other way round */
+    ck[8] = 2;
+    mr_ckpt_write(path, ck, len, err, sizeof err);
+    rc = mr_ckpt_read(path, TR_STATE_CHECKPOINT, &back, &blen, &in, err, sizeof err);
+    TH_CHECK(rc == TR_ERR_FORMAT && strstr(err, "unsupported version 2"), "version: %d %s", rc, err);
+    ck[8] = 1;
+    mr_ckpt_write(path, ck, len, err, sizeof err);
+    rc = mr_ckpt_read(path, TR_STATE_MODEL, &back, &blen, &in, err, sizeof err);
+    TH_CHECK(rc == TR_ERR_FORMAT && strstr(err, "not a tinyring model (wrong magic)"),
+             "checkpoint read as a model: %d %s", rc, err);
+    {
+        size_t mlen;
+        struct tr_train *t2;
+        void *arena2;
+        unsigned char *mdl = state_of(TR_STATE_MODEL, &mlen, &t2, &arena2);
+        mr_ckpt_write(path, mdl, mlen, err, sizeof err);
+        rc = mr_ckpt_read(path, TR_STATE_CHECKPOINT, &back, &blen, &in, err, sizeof err);
+        TH_CHECK(rc == TR_ERR_FORMAT && strstr(err, "not a tinyring checkpoint (wrong magic)"),
+                 "model read as a checkpoint: %d %s", rc, err);
+        rc = mr_ckpt_read(path, TR_STATE_MODEL, &back, &blen, &in, err, sizeof err);
+        TH_CHECK(rc == 0 && blen == mlen && in.kind == TR_STATE_MODEL && in.flags == 0,
+                 "model read back: %d %s", rc, err);
+        free(back);
+        free(mdl);
+        free(arena2);
+        free(t2);
+    }
+    /* unwritable: a directory that does not exist */
+    rc = mr_ckpt_write("/nonexistent-dir/ck", ck, len, err, sizeof err);
     TH_CHECK(rc == TR_ERR_IO && strstr(err, "/nonexistent-dir/ck"), "unwritable: %d %s", rc, err);
-    sprintf(path, "%s/ck", dir);
-    c.epoch = 5;
+    rc = mr_ckpt_read("/nonexistent-dir/ck", TR_STATE_CHECKPOINT, &back, &blen, &in, err, sizeof err);
+    TH_CHECK(rc == TR_ERR_IO && strstr(err, "cannot open"), "missing file: %d %s", rc, err);
     {   /* a failing rename (target is a directory) keeps no temp file behind */
-        char d2[600];
+        char d2[600], tmp[700];
         sprintf(d2, "%s/isdir", dir);
         mkdir(d2, 0755);
-        rc = mr_ckpt_write(d2, &c, err, sizeof err);
+        rc = mr_ckpt_write(d2, ck, len, err, sizeof err);
         TH_CHECK(rc == TR_ERR_IO && strstr(err, "rename"), "rename over a dir: %d %s", rc, err);
-        char tmp[700];
         sprintf(tmp, "%s.tmp.%ld", d2, (long)getpid());
         TH_CHECK(access(tmp, F_OK) != 0, "temporary file left behind");
     }
+    free(ck);
+    free(arena);
+    free(t);
 }
 
 int main(void)
@@ -316,7 +285,6 @@ int main(void)
     mkdir(dir, 0755);
     test_idx();
     test_idx_damage();
-    test_sampler();
     test_ckpt();
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0)
