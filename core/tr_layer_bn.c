@@ -10,37 +10,36 @@
 
 #define TR_BN_EPS 1e-5f
 #define TR_BN_MOMENTUM 0.1f
-#define TR_BN_LANES 16
+#define TR_LANES 16
 
-/* sum of x[0..n) in TR_BN_LANES independent partial sums (vectorisable
+/* sum of x[0..n) in TR_LANES independent partial sums (vectorisable
  * without reassociation), reduced in a fixed order: same bits everywhere */
-static float sum_lanes(const float *restrict x, size_t n)
+float tr_sum_lanes16(const float *restrict x, size_t n)
 {
-    float acc[TR_BN_LANES], s = 0.0f;
-    size_t i, j, body = n - n % TR_BN_LANES;
+    float acc[TR_LANES], s = 0.0f;
+    size_t i, j, body = n - n % TR_LANES;
 
-    for (j = 0; j < TR_BN_LANES; j++)
+    for (j = 0; j < TR_LANES; j++)
         acc[j] = 0.0f;
-    for (i = 0; i < body; i += TR_BN_LANES)
-        for (j = 0; j < TR_BN_LANES; j++)
+    for (i = 0; i < body; i += TR_LANES)
+        for (j = 0; j < TR_LANES; j++)
             acc[j] += x[i + j];
     for (i = body; i < n; i++)
         s += x[i];
-    for (j = 0; j < TR_BN_LANES; j++)
+    for (j = 0; j < TR_LANES; j++)
         s += acc[j];
     return s;
 }
 
-/* sum of (x - mean)^2, same lane scheme */
-static float sqdev_lanes(const float *restrict x, size_t n, float mean)
+float tr_bn2d_plane_sqdev(const float *restrict x, size_t n, float mean)
 {
-    float acc[TR_BN_LANES], s = 0.0f;
-    size_t i, j, body = n - n % TR_BN_LANES;
+    float acc[TR_LANES], s = 0.0f;
+    size_t i, j, body = n - n % TR_LANES;
 
-    for (j = 0; j < TR_BN_LANES; j++)
+    for (j = 0; j < TR_LANES; j++)
         acc[j] = 0.0f;
-    for (i = 0; i < body; i += TR_BN_LANES)
-        for (j = 0; j < TR_BN_LANES; j++) {
+    for (i = 0; i < body; i += TR_LANES)
+        for (j = 0; j < TR_LANES; j++) {
             float d = x[i + j] - mean;
             acc[j] += d * d;
         }
@@ -48,22 +47,21 @@ static float sqdev_lanes(const float *restrict x, size_t n, float mean)
         float d = x[i] - mean;
         s += d * d;
     }
-    for (j = 0; j < TR_BN_LANES; j++)
+    for (j = 0; j < TR_LANES; j++)
         s += acc[j];
     return s;
 }
 
-/* sum of dy and of dy * (x - mean) * invstd, same lane scheme */
-static void dsums_lanes(float *sb, float *sg, const float *restrict dy,
-                        const float *restrict x, size_t n, float mean, float invstd)
+void tr_bn2d_plane_dsums(float *sb, float *sg, const float *restrict dy,
+                         const float *restrict x, size_t n, float mean, float invstd)
 {
-    float ab[TR_BN_LANES], ag[TR_BN_LANES], b = 0.0f, g = 0.0f;
-    size_t i, j, body = n - n % TR_BN_LANES;
+    float ab[TR_LANES], ag[TR_LANES], b = 0.0f, g = 0.0f;
+    size_t i, j, body = n - n % TR_LANES;
 
-    for (j = 0; j < TR_BN_LANES; j++)
+    for (j = 0; j < TR_LANES; j++)
         ab[j] = ag[j] = 0.0f;
-    for (i = 0; i < body; i += TR_BN_LANES)
-        for (j = 0; j < TR_BN_LANES; j++) {
+    for (i = 0; i < body; i += TR_LANES)
+        for (j = 0; j < TR_LANES; j++) {
             ab[j] += dy[i + j];
             ag[j] += dy[i + j] * ((x[i + j] - mean) * invstd);
         }
@@ -71,7 +69,7 @@ static void dsums_lanes(float *sb, float *sg, const float *restrict dy,
         b += dy[i];
         g += dy[i] * ((x[i] - mean) * invstd);
     }
-    for (j = 0; j < TR_BN_LANES; j++) {
+    for (j = 0; j < TR_LANES; j++) {
         b += ab[j];
         g += ag[j];
     }
@@ -79,26 +77,62 @@ static void dsums_lanes(float *sb, float *sg, const float *restrict dy,
     *sg = g;
 }
 
+void tr_bn2d_plane_apply(float *restrict y, const float *restrict x, size_t hw, float mean,
+                         float invstd, float g, float b, int relu)
+{
+    size_t j;
+
+    if (relu) {
+        for (j = 0; j < hw; j++) {
+            float v = (x[j] - mean) * invstd * g + b;
+            y[j] = v > 0.0f ? v : 0.0f;
+        }
+    } else {
+        for (j = 0; j < hw; j++)
+            y[j] = (x[j] - mean) * invstd * g + b;
+    }
+}
+
+/* dx may be x or dy (element j reads both before writing dx[j]) */
+void tr_bn2d_plane_dx(float *dx, const float *dy, const float *x, size_t hw, float mean,
+                      float invstd, float k, float cnt, float dbeta, float dgamma)
+{
+    size_t j;
+
+    for (j = 0; j < hw; j++) {
+        float xhat = (x[j] - mean) * invstd;
+        dx[j] = k * ((cnt * dy[j] - dbeta) - xhat * dgamma);
+    }
+}
+
+void tr_bn2d_finish(float *save, float *run, unsigned C, unsigned c, float mean, float sq,
+                    float cnt)
+{
+    const float var = sq / cnt, invstd = 1.0f / tr_sqrtf(var + TR_BN_EPS);
+
+    save[c] = mean;
+    save[C + c] = invstd;
+    /* running stats: unbiased variance (biased if only one value, which
+     * tr_model refuses in training; the kernel alone stays defined) */
+    run[c] = (1.0f - TR_BN_MOMENTUM) * run[c] + TR_BN_MOMENTUM * mean;
+    run[C + c] = (1.0f - TR_BN_MOMENTUM) * run[C + c] +
+                 TR_BN_MOMENTUM * (cnt > 1.0f ? sq / (cnt - 1.0f) : var);
+}
+
+float tr_bn2d_eval_invstd(float run_var)
+{
+    return 1.0f / tr_sqrtf(run_var + TR_BN_EPS);
+}
+
 /* y = (x - mean) * invstd * g + b over one channel of n samples; with relu,
  * max(0, y) in the same pass (the model's BN -> ReLU pair) */
-static void bn_apply(float *restrict y, const float *restrict x, size_t n, size_t hw,
-                     size_t chw, float mean, float invstd, float g, float b, int relu)
+static void bn_apply(float *y, const float *x, size_t n, size_t hw, size_t chw, float mean,
+                     float invstd, float g, float b, int relu)
 {
-    size_t i, j;
+    size_t i;
 
-    for (i = 0; i < n; i++) {
-        const float *xp = x + i * chw;
-        float *yp = y + i * chw;
-        if (relu) {
-            for (j = 0; j < hw; j++) {
-                float v = (xp[j] - mean) * invstd * g + b;
-                yp[j] = v > 0.0f ? v : 0.0f;
-            }
-        } else {
-            for (j = 0; j < hw; j++)
-                yp[j] = (xp[j] - mean) * invstd * g + b;
-        }
-    }
+    for (i = 0; i < n; i++)
+        tr_bn2d_plane_apply(y + i * chw, x + i * chw, hw, mean, invstd, g, b, relu);
 }
 
 static void bn_train(float *restrict y, float *restrict save, float *restrict run,
@@ -111,24 +145,14 @@ static void bn_train(float *restrict y, float *restrict save, float *restrict ru
     unsigned c, i;
 
     for (c = 0; c < C; c++) {
-        float sum = 0.0f, sq = 0.0f, mean, var, invstd, g, b;
+        float sum = 0.0f, sq = 0.0f, mean;
         for (i = 0; i < n; i++)
-            sum += sum_lanes(x + i * chw + c * hw, hw);
+            sum += tr_sum_lanes16(x + i * chw + c * hw, hw);
         mean = sum / cnt;
         for (i = 0; i < n; i++)
-            sq += sqdev_lanes(x + i * chw + c * hw, hw, mean);
-        var = sq / cnt;
-        invstd = 1.0f / tr_sqrtf(var + TR_BN_EPS);
-        save[c] = mean;
-        save[C + c] = invstd;
-        /* running stats: unbiased variance (biased if only one value, which
-         * tr_model refuses in training; the kernel alone stays defined) */
-        run[c] = (1.0f - TR_BN_MOMENTUM) * run[c] + TR_BN_MOMENTUM * mean;
-        run[C + c] = (1.0f - TR_BN_MOMENTUM) * run[C + c] +
-                     TR_BN_MOMENTUM * (cnt > 1.0f ? sq / (cnt - 1.0f) : var);
-        g = gb[c];
-        b = gb[C + c];
-        bn_apply(y + c * hw, x + c * hw, n, hw, chw, mean, invstd, g, b, relu);
+            sq += tr_bn2d_plane_sqdev(x + i * chw + c * hw, hw, mean);
+        tr_bn2d_finish(save, run, C, c, mean, sq, cnt);
+        bn_apply(y + c * hw, x + c * hw, n, hw, chw, mean, save[C + c], gb[c], gb[C + c], relu);
     }
 }
 
@@ -154,7 +178,7 @@ static void bn_eval(float *restrict y, const float *restrict x,
 
     for (c = 0; c < C; c++) {
         const float mean = run[c];
-        const float invstd = 1.0f / tr_sqrtf(run[C + c] + TR_BN_EPS);
+        const float invstd = tr_bn2d_eval_invstd(run[C + c]);
         bn_apply(y + c * hw, x + c * hw, n, hw, chw, mean, invstd, gb[c], gb[C + c], relu);
     }
 }
@@ -182,15 +206,14 @@ void tr_bn2d_backward(float *restrict dx, float *restrict dgb, const float *rest
     const size_t hw = (size_t)l->in_h * l->in_w, chw = (size_t)C * hw;
     const float cnt = (float)((size_t)n * hw);
     unsigned c, i;
-    size_t j;
 
     for (c = 0; c < C; c++) {
         const float mean = save[c], invstd = save[C + c];
-        float dbeta = 0.0f, dgamma = 0.0f, k, mb, mg;
+        float dbeta = 0.0f, dgamma = 0.0f, k;
         for (i = 0; i < n; i++) {
             float sb, sg;
-            dsums_lanes(&sb, &sg, dy + i * chw + c * hw, x + i * chw + c * hw, hw, mean,
-                        invstd);
+            tr_bn2d_plane_dsums(&sb, &sg, dy + i * chw + c * hw, x + i * chw + c * hw, hw,
+                                mean, invstd);
             dbeta += sb;
             dgamma += sg;
         }
@@ -199,15 +222,8 @@ void tr_bn2d_backward(float *restrict dx, float *restrict dgb, const float *rest
         if (dx == NULL)
             continue;
         k = gb[c] * invstd / cnt;
-        mb = dbeta;
-        mg = dgamma;
-        for (i = 0; i < n; i++) {
-            const float *xp = x + i * chw + c * hw, *dyp = dy + i * chw + c * hw;
-            float *dxp = dx + i * chw + c * hw;
-            for (j = 0; j < hw; j++) {
-                float xhat = (xp[j] - mean) * invstd;
-                dxp[j] = k * ((cnt * dyp[j] - mb) - xhat * mg);
-            }
-        }
+        for (i = 0; i < n; i++)
+            tr_bn2d_plane_dx(dx + i * chw + c * hw, dy + i * chw + c * hw, x + i * chw + c * hw,
+                             hw, mean, invstd, k, cnt, dbeta, dgamma);
     }
 }

@@ -9,8 +9,8 @@
 #include "tr_layer_kernels.h"
 
 /* Input row ih = o*S - P + t is inside [0, H) for o in [lo, hi). */
-static void valid_range(unsigned *lo, unsigned *hi, unsigned t, unsigned s,
-                        unsigned p, unsigned in, unsigned out)
+void tr_conv2d_valid_range(unsigned *lo, unsigned *hi, unsigned t, unsigned s, unsigned p,
+                           unsigned in, unsigned out)
 {
     long a = (long)p - (long)t;              /* o*s >= p - t */
     long b = (long)in + (long)p - (long)t;   /* o*s <  in + p - t */
@@ -126,7 +126,7 @@ static void column_masks(float *restrict mask, const struct tr_layer *l)
     unsigned kj, oh, ow, wlo, whi;
 
     for (kj = 0; kj < K; kj++) {
-        valid_range(&wlo, &whi, kj, 1, l->d.pad, l->in_w, OW);
+        tr_conv2d_valid_range(&wlo, &whi, kj, 1, l->d.pad, l->in_w, OW);
         for (oh = 0; oh < OH; oh++)
             for (ow = 0; ow < OW; ow++)
                 mask[((size_t)kj * OH + oh) * OW + ow] = ow >= wlo && ow < whi ? 1.0f : 0.0f;
@@ -197,10 +197,10 @@ static void im2col(float *restrict col, const float *restrict x, const float *re
 
     for (ic = 0; ic < IC; ic++)
         for (ki = 0; ki < K; ki++) {
-            valid_range(&hlo, &hhi, ki, S, P, H, OH);
+            tr_conv2d_valid_range(&hlo, &hhi, ki, S, P, H, OH);
             for (kj = 0; kj < K; kj++) {
                 float *row = col + (((size_t)ic * K + ki) * K + kj) * OH * OW;
-                valid_range(&wlo, &whi, kj, S, P, W, OW);
+                tr_conv2d_valid_range(&wlo, &whi, kj, S, P, W, OW);
                 if (masks) {
                     shifted_copy(row, x + (size_t)ic * H * W, masks + (size_t)kj * OH * OW,
                                  ki, kj, hlo, hhi, wlo, whi, l);
@@ -249,10 +249,10 @@ static void col2im(float *restrict dx, const float *restrict col, const float *r
         dx[q] = 0.0f;
     for (ic = 0; ic < IC; ic++)
         for (ki = 0; ki < K; ki++) {
-            valid_range(&hlo, &hhi, ki, S, P, H, OH);
+            tr_conv2d_valid_range(&hlo, &hhi, ki, S, P, H, OH);
             for (kj = 0; kj < K; kj++) {
                 const float *row = col + (((size_t)ic * K + ki) * K + kj) * OH * OW;
-                valid_range(&wlo, &whi, kj, S, P, W, OW);
+                tr_conv2d_valid_range(&wlo, &whi, kj, S, P, W, OW);
                 if (masks) {
                     shifted_add(dx + (size_t)ic * H * W, row, masks + (size_t)kj * OH * OW,
                                 ki, kj, hlo, hhi, wlo, whi, l);
@@ -272,27 +272,6 @@ static void col2im(float *restrict dx, const float *restrict col, const float *r
                 }
             }
         }
-}
-
-#define TR_CONV_LANES 16
-
-/* sum of x[0..n) in TR_CONV_LANES independent partial sums (vectorisable
- * without reassociation), reduced in a fixed order */
-static float sum_lanes(const float *restrict x, size_t n)
-{
-    float acc[TR_CONV_LANES], s = 0.0f;
-    size_t i, j, body = n - n % TR_CONV_LANES;
-
-    for (j = 0; j < TR_CONV_LANES; j++)
-        acc[j] = 0.0f;
-    for (i = 0; i < body; i += TR_CONV_LANES)
-        for (j = 0; j < TR_CONV_LANES; j++)
-            acc[j] += x[i + j];
-    for (i = body; i < n; i++)
-        s += x[i];
-    for (j = 0; j < TR_CONV_LANES; j++)
-        s += acc[j];
-    return s;
 }
 
 /* t (cols, rows) = a (rows, cols)^T, in 8 x 8 blocks so both sides stay in
@@ -358,7 +337,7 @@ void tr_conv2d_backward(float *dx, float *dw, float *db, const float *dy,
     for (i = 0; i < n; i++) {
         const float *dyi = dy + i * ys;
         for (oc = 0; oc < OC; oc++)
-            db[oc] += sum_lanes(dyi + oc * p, p);
+            db[oc] += tr_sum_lanes16(dyi + oc * p, p);
         transpose(dyt, dyi, OC, p);
         im2col(col, x + i * xs, masks, l);
         tr_gemm(dwt, col, dyt, kk, OC, p, p, OC, OC);

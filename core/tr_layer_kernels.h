@@ -57,6 +57,26 @@ void tr_bn2d_forward_eval_relu(float *y, const float *x, const float *gb,
 void tr_bn2d_backward(float *dx, float *dgb, const float *dy, const float *x,
                       const float *gb, const float *save,
                       const struct tr_layer *l, unsigned n);
+/* The pieces of one channel's plane (hw floats) the BN kernels above are
+ * made of, so an execution plan that produces a plane at a time computes
+ * the same bits (docs/DESIGN.md, "The arithmetic every plan and target
+ * computes"). tr_sum_lanes16 is the lanes16 sum; sqdev the lanes16 sum of
+ * (x - mean)^2; dsums the lanes16 sums of dy and dy*xhat; finish turns
+ * channel c's mean and summed sqdev over cnt values into save and the
+ * running stats; apply writes y = ((x - mean)*invstd)*g + b (max(0, y) with
+ * relu); dx = k*((cnt*dy - dbeta) - xhat*dgamma) with k = g*invstd/cnt, and
+ * dx may be x or dy. eval_invstd is 1/sqrt(running var + eps). */
+float tr_sum_lanes16(const float *x, size_t n);
+float tr_bn2d_plane_sqdev(const float *x, size_t n, float mean);
+void tr_bn2d_plane_dsums(float *sb, float *sg, const float *dy, const float *x, size_t n,
+                         float mean, float invstd);
+void tr_bn2d_finish(float *save, float *run, unsigned C, unsigned c, float mean, float sq,
+                    float cnt);
+void tr_bn2d_plane_apply(float *y, const float *x, size_t hw, float mean, float invstd,
+                         float g, float b, int relu);
+void tr_bn2d_plane_dx(float *dx, const float *dy, const float *x, size_t hw, float mean,
+                      float invstd, float k, float cnt, float dbeta, float dgamma);
+float tr_bn2d_eval_invstd(float run_var);
 
 /* ReLU over count floats; backward gates dy by y > 0 (PyTorch: grad 0 at 0).
  * tr_relu_inplace is the forward with y == x (the model runs a ReLU in place
@@ -80,6 +100,36 @@ void tr_maxpool2d_backward(float *dx, const float *dy, const float *x, const flo
  * through only where the window's max is > 0 (x at the argmax is the max). */
 void tr_maxpool2d_relu_backward(float *dx, const float *dy, const float *x, const float *y,
                                 const struct tr_layer *l, unsigned n);
+/* One plane (H, W) of the two above (relu 0 or 1), same bits. dx may be x
+ * when tr_maxpool2d_in_place(l) (2x2 windows, stride 2: every input is read
+ * by one window at most), else it must not overlap x. */
+int tr_maxpool2d_in_place(const struct tr_layer *l);
+void tr_maxpool2d_backward_plane(float *dx, const float *dy, const float *x, const float *y,
+                                 const struct tr_layer *l, int relu);
+
+/* Conv2d in bands of q output positions (lean plan): the bits of the two
+ * kernels above with q * (IC*K*K + OC) floats of scratch
+ * (tr_conv2d_band_floats). dx may be x: each sample's dx is written after
+ * its x was read (or NULL). */
+size_t tr_conv2d_band_floats(const struct tr_layer *l, size_t q);
+void tr_conv2d_forward_band(float *y, const float *x, const float *w, const float *b,
+                            const struct tr_layer *l, unsigned n, float *scratch, size_t q);
+void tr_conv2d_backward_band(float *dx, float *dw, float *db, const float *dy,
+                             const float *x, const float *w,
+                             const struct tr_layer *l, unsigned n, float *scratch, size_t q);
+/* One sample's input zero-padded to (IC, H+2P, W+2P) (pad_floats of it);
+ * output plane oc from it (w_oc = w + oc*IC*K*K, its bias b); and the
+ * weight gradient of that plane added into dw_oc (IC*K*K) from the plane's
+ * output gradient g (OH, OW): the conv kernels' bits, one plane at a time. */
+size_t tr_conv2d_pad_floats(const struct tr_layer *l);
+void tr_conv2d_pad(float *xpad, const float *x, const struct tr_layer *l);
+void tr_conv2d_plane(float *y, const float *xpad, const float *w_oc, float b,
+                     const struct tr_layer *l);
+void tr_conv2d_plane_dw(float *dw_oc, const float *xpad, const float *g,
+                        const struct tr_layer *l);
+/* Input row or column o*S - P + t lies in [0, in) for o in [*lo, *hi). */
+void tr_conv2d_valid_range(unsigned *lo, unsigned *hi, unsigned t, unsigned s, unsigned p,
+                           unsigned in, unsigned out);
 
 /* Linear: x (n, IN), w (OUT, IN), b (OUT), y (n, OUT); IN = in_c*in_h*in_w. */
 void tr_linear_forward_ref(float *y, const float *x, const float *w, const float *b,

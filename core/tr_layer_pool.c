@@ -171,3 +171,53 @@ void tr_maxpool2d_relu_backward(float *dx, const float *dy, const float *x, cons
 {
     pool_backward(dx, dy, x, y, l, n, 1);
 }
+
+/* The 2x2 row of pool2_row for dx written over x: each window's four inputs
+ * are read before its four gradients are stored, same selection, same bits */
+static void pool2_row_inplace(float *t0, float *t1, const float *y, const float *dy,
+                              unsigned ow_n, int relu)
+{
+    unsigned ow;
+
+    for (ow = 0; ow < ow_n; ow++) {
+        const uint32_t gate = relu ? 0u - (uint32_t)(y[ow] > 0.0f) : ~0u;
+        const uint32_t m = fbits(y[ow]), g = fbits(dy[ow]) & gate;
+        const uint32_t x00 = fbits(t0[2 * ow]), x01 = fbits(t0[2 * ow + 1]);
+        const uint32_t x10 = fbits(t1[2 * ow]);
+        const uint32_t a = 0u - (uint32_t)(x00 == m);
+        const uint32_t b = (0u - (uint32_t)(x01 == m)) & ~a;
+        const uint32_t c = (0u - (uint32_t)(x10 == m)) & ~(a | b);
+        const uint32_t e = ~(a | b | c);
+        t0[2 * ow] = from_bits(g & a);
+        t0[2 * ow + 1] = from_bits(g & b);
+        t1[2 * ow] = from_bits(g & c);
+        t1[2 * ow + 1] = from_bits(g & e);
+    }
+}
+
+int tr_maxpool2d_in_place(const struct tr_layer *l)
+{
+    return l->d.kernel == 2 && l->d.stride == 2;
+}
+
+void tr_maxpool2d_backward_plane(float *dx, const float *dy, const float *x, const float *y,
+                                 const struct tr_layer *l, int relu)
+{
+    const unsigned H = l->in_h, W = l->in_w, OH = l->out_h, OW = l->out_w;
+    struct tr_layer one = *l;
+    unsigned oh, w;
+
+    if (!tr_maxpool2d_in_place(l) || dx != x) {
+        one.in_c = one.out_c = 1;
+        pool_backward(dx, dy, x, y, &one, 1, relu);
+        return;
+    }
+    for (oh = 0; oh < OH; oh++) {
+        float *t0 = dx + 2u * oh * W, *t1 = t0 + W;
+        pool2_row_inplace(t0, t1, y + (size_t)oh * OW, dy + (size_t)oh * OW, OW, relu);
+        for (w = 2u * OW; w < W; w++)
+            t0[w] = t1[w] = 0.0f;
+    }
+    for (w = 2u * OH * W; w < H * W; w++)
+        dx[w] = 0.0f;
+}

@@ -15,6 +15,7 @@
 #include "tr_rng.h"
 #include "tr_layer_kernels.h"
 #include "tr_util.h"
+#include "tr_model_plan.h"
 
 void tr_model_desc_convnet(struct tr_model_desc *d, unsigned c1, unsigned c2,
                            unsigned classes)
@@ -34,6 +35,7 @@ void tr_model_desc_convnet(struct tr_model_desc *d, unsigned c1, unsigned c2,
     d->in_h = 28;
     d->in_w = 28;
     d->n_layers = 10;
+    d->plan = TR_PLAN_FAST;
     for (i = 0; i < 10; i++)
         d->layer[i].kind = kinds[i];
     for (i = 0; i < 2; i++) {
@@ -56,6 +58,7 @@ static int resolve(struct tr_model *m, const struct tr_model_desc *d)
 
     if (d == NULL || d->n_layers < 1 || d->n_layers > TR_MAX_LAYERS ||
         d->in_c == 0 || d->in_h == 0 || d->in_w == 0 ||
+        (d->plan != TR_PLAN_FAST && d->plan != TR_PLAN_LEAN) ||
         d->layer[d->n_layers - 1].kind != TR_LAYER_LINEAR)
         return TR_ERR_INVAL;
     m->desc = *d;
@@ -78,6 +81,8 @@ static int resolve(struct tr_model *m, const struct tr_model_desc *d)
         l->b_len = 0;
         l->out = NULL;
         l->save = NULL;
+        l->role = TR_ROLE_LAYER;
+        l->band = 0;
         switch (ld->kind) {
         case TR_LAYER_CONV2D:
             if (ld->kernel < 1 || ld->stride < 1 || ld->out < 1 ||
@@ -180,11 +185,55 @@ static size_t sample_floats(const struct tr_layer *l, int out)
                : (size_t)l->in_c * l->in_h * l->in_w;
 }
 
+/* Output positions per band of a lean conv: as many as fit in room floats
+ * of scratch (the other stages' need, which the arena holds anyway), a
+ * multiple of 8, at least 8, at most the whole plane. */
+static size_t band_positions(const struct tr_layer *l, size_t room)
+{
+    const size_t P = (size_t)l->out_h * l->out_w;
+    const size_t q = room / tr_conv2d_band_floats(l, 1);
+
+    if (q >= P)
+        return P;
+    if (q < 8)
+        return P < 8 ? P : 8;
+    return q - q % 8;
+}
+
+/* Floats of scratch: the largest need of any stage. The lean plan's conv
+ * bands are sized last, to fit in what the blocks and streams need. */
+static size_t scratch_floats(struct tr_model *m, unsigned batch)
+{
+    size_t room = 0, need, smax;
+    unsigned i;
+
+    for (i = 0; i < m->n_layers; i++) {
+        need = m->layer[i].role == TR_ROLE_BLOCK ? tr_plan_block_floats(m, i, batch)
+             : m->layer[i].role == TR_ROLE_STREAM ? tr_plan_stream_floats(m, i) : 0;
+        room = need > room ? need : room;
+    }
+    smax = room;
+    for (i = 0; i < m->n_layers; i++) {
+        struct tr_layer *l = &m->layer[i];
+        if (l->d.kind != TR_LAYER_CONV2D || l->role != TR_ROLE_LAYER)
+            continue;
+        if (m->desc.plan == TR_PLAN_LEAN) {
+            l->band = band_positions(l, room);
+            need = tr_conv2d_band_floats(l, l->band);
+        } else {
+            l->band = (size_t)l->out_h * l->out_w;
+            need = tr_conv2d_scratch_floats(l);
+        }
+        smax = need > smax ? need : smax;
+    }
+    return smax;
+}
+
 /* Resolve d into m and carve every buffer from a (measuring or real). */
 static int layout(struct tr_model *m, const struct tr_model_desc *d, unsigned batch,
                   struct tr_arena *a)
 {
-    size_t dmax = 0, smax = 0;
+    size_t dmax = 0, smax;
     int ovf = 0, err;
     unsigned i;
 
@@ -196,6 +245,7 @@ static int layout(struct tr_model *m, const struct tr_model_desc *d, unsigned ba
     /* a BN over a 1x1 map at batch 1 could never take a training step */
     if (batch == 1 && tr_model_bn_single_value(m, 1))
         return TR_ERR_INVAL;
+    tr_plan_roles(m);
     m->batch = batch;
     m->params = tr_arena_floats(a, m->n_params);
     m->grads = tr_arena_floats(a, m->n_params);
@@ -204,21 +254,20 @@ static int layout(struct tr_model *m, const struct tr_model_desc *d, unsigned ba
     m->dlogits = tr_arena_floats(a, mul_floats(batch, m->classes, &ovf));
     for (i = 0; i < m->n_layers; i++) {
         struct tr_layer *l = &m->layer[i];
-        if (l->d.kind == TR_LAYER_FLATTEN || tr_model_relu_in_place(m, i))
-            l->out = m->layer[i - 1].out;
-        else
+        if (tr_plan_stores(m, i))
             l->out = tr_arena_floats(a, mul_floats(batch, sample_floats(l, 1), &ovf));
+        else if (l->role == TR_ROLE_LAYER)   /* Flatten, a ReLU in place */
+            l->out = m->layer[i - 1].out;
         if (l->d.kind == TR_LAYER_BATCHNORM2D)
             l->save = tr_arena_floats(a, 2u * l->in_c);
-        if (l->d.kind == TR_LAYER_CONV2D && tr_conv2d_scratch_floats(l) > smax)
-            smax = tr_conv2d_scratch_floats(l);
-        /* gradients w.r.t. the inputs of layers 1.. live in dbuf */
-        if (i > 0 && sample_floats(l, 0) > dmax)
+        /* gradients w.r.t. layer inputs that are not written in place */
+        if (tr_plan_dx(m, i) == TR_DX_DBUF && sample_floats(l, 0) > dmax)
             dmax = sample_floats(l, 0);
     }
     dmax = mul_floats(batch, dmax, &ovf);
     m->dbuf[0] = tr_arena_floats(a, dmax);
     m->dbuf[1] = tr_arena_floats(a, dmax);
+    smax = scratch_floats(m, batch);
     m->scratch = tr_arena_floats(a, smax);
     m->scratch_len = smax;
     if (ovf)

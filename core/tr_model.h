@@ -34,17 +34,28 @@ struct tr_layer_desc {
     uint16_t out;     /* conv: output channels; linear: output features; else 0 */
 };
 
+/* Execution plans: how the arena is laid out and the layers are run. Both
+ * compute the same bits (ranks on different plans train together: the plan
+ * is not part of tr_model_layout_hash). */
+#define TR_PLAN_FAST 0   /* every layer's output and both gradient buffers
+                          * stored, whole-image convolution scratch: speed */
+#define TR_PLAN_LEAN 1   /* as few bytes as possible: outputs recomputed
+                          * where that is cheap, gradients written in place,
+                          * convolution scratch in bands (docs/DESIGN.md) */
+
 struct tr_model_desc {
     uint16_t in_c, in_h, in_w;  /* one input sample's shape, e.g. 1, 28, 28 */
     uint8_t  n_layers;          /* used entries of layer[]; the last must be
                                  * LINEAR: its out is the number of classes */
+    uint8_t  plan;              /* TR_PLAN_FAST (0) or TR_PLAN_LEAN */
     struct tr_layer_desc layer[TR_MAX_LAYERS];
 };
 
 /* Fill d with the seeds' ConvNet (seed 002) for 1x28x28 input:
  * conv(1->c1,5,pad 2)-BN-ReLU-pool2, conv(c1->c2,5,pad 2)-BN-ReLU-pool2,
  * flatten, linear(c2*7*7 -> classes). c1=16, c2=32, classes=10 is the seed;
- * smaller channel counts give a narrower net for small boards. */
+ * smaller channel counts give a narrower net for small boards. The plan is
+ * TR_PLAN_FAST; set d->plan afterwards for another. */
 void tr_model_desc_convnet(struct tr_model_desc *d, unsigned c1, unsigned c2,
                            unsigned classes);
 
@@ -58,12 +69,35 @@ struct tr_layer {
     size_t   b_off, b_len;         /* floats at buffers+b_off (BN: mean then var) */
     float   *out;                  /* (batch, out_c, out_h, out_w) forward output;
                                     * FLATTEN, and a ReLU after conv/BN/linear,
-                                    * alias the previous layer's out */
+                                    * alias the previous layer's out. On the
+                                    * lean plan NULL where the role keeps none,
+                                    * and backward writes gradients over some */
     float   *save;                 /* what backward needs beyond in/out: BN the
                                     * batch mean (C) then invstd (C), xhat is
                                     * recomputed; NULL for the others (max-pool
                                     * finds its argmax again from in and out) */
+    uint8_t  role;                 /* how the plan runs it (TR_ROLE_*) */
+    size_t   band;                 /* conv on the lean plan: output positions per
+                                    * band of its scratch */
 };
+
+/* Roles (struct tr_layer.role). The fast plan runs every layer as
+ * TR_ROLE_LAYER; the lean plan fuses these patterns (docs/DESIGN.md):
+ *   TR_ROLE_LAYER      runs alone; out stored (or an alias of its input's)
+ *   TR_ROLE_RECOMPUTED a first conv feeding a BN block: out is NULL, the
+ *                      block computes it again one plane at a time
+ *   TR_ROLE_BLOCK      a BN followed by [ReLU] MaxPool: only the pool's out
+ *                      is stored, made from the BN's input plane by plane
+ *   TR_ROLE_IN_BLOCK   the ReLU and MaxPool of a block (run by it), and a
+ *                      Flatten before a TR_ROLE_STREAM linear
+ *   TR_ROLE_STREAM     a linear after a block's pool: that pool's out is
+ *                      NULL, made again sample by sample as the linear
+ *                      reads it; its input gradient is never stored */
+#define TR_ROLE_LAYER      0
+#define TR_ROLE_RECOMPUTED 1
+#define TR_ROLE_BLOCK      2
+#define TR_ROLE_IN_BLOCK   3
+#define TR_ROLE_STREAM     4
 
 struct tr_model {
     struct tr_model_desc desc;     /* copy of the description it was built from */
@@ -87,7 +121,9 @@ struct tr_model {
     struct tr_layer layer[TR_MAX_LAYERS];
     int      kernels;              /* TR_KERNELS_FAST (set by init) or
                                     * TR_KERNELS_REF: the plain reference loops,
-                                    * for tests; the caller may switch any time */
+                                    * for tests, on the fast plan only (forward
+                                    * refuses them on the lean plan); the
+                                    * caller may switch any time */
 };
 
 #define TR_KERNELS_FAST 0
@@ -111,7 +147,8 @@ void tr_model_init_params(struct tr_model *m, uint64_t seed);
 
 /* Forward n <= batch samples x (n, in_c, in_h, in_w). train=1 uses batch
  * statistics in BN and updates the running stats; train=0 uses running
- * stats. Returns 0 or TR_ERR_INVAL. */
+ * stats. Returns 0 or TR_ERR_INVAL. x must stay unchanged until backward
+ * (the lean plan reads it again). */
 int tr_model_forward(struct tr_model *m, const float *x, unsigned n, int train);
 
 /* Logits (n, classes) of the last forward. */

@@ -5,71 +5,98 @@
 #include "tr_error.h"
 #include "tr_math.h"
 #include "tr_layer_kernels.h"
+#include "tr_model_plan.h"
 
 static size_t out_floats(const struct tr_layer *l, unsigned n)
 {
     return (size_t)n * l->out_c * l->out_h * l->out_w;
 }
 
-int tr_model_forward(struct tr_model *m, const float *x, unsigned n, int train)
+/* One layer run alone (TR_ROLE_LAYER). *fused says the BN just run applied
+ * the ReLU that follows (fast kernels fuse BN -> in-place ReLU). */
+static int layer_forward(struct tr_model *m, unsigned i, const float *in, unsigned n,
+                         int train, int *fused)
 {
     const int ref = m->kernels == TR_KERNELS_REF;
+    struct tr_layer *l = &m->layer[i];
+    const float *p = m->params + l->p_off, *b = p + (l->p_len - l->out_c);
+
+    switch (l->d.kind) {
+    case TR_LAYER_CONV2D:
+        if (ref)
+            tr_conv2d_forward_ref(l->out, in, p, b, l, n);
+        else if (m->desc.plan == TR_PLAN_LEAN)
+            tr_conv2d_forward_band(l->out, in, p, b, l, n, m->scratch, l->band);
+        else
+            tr_conv2d_forward(l->out, in, p, b, l, n, m->scratch);
+        break;
+    case TR_LAYER_BATCHNORM2D:
+        *fused = !ref && i + 1 < m->n_layers && tr_model_relu_in_place(m, i + 1);
+        if (train && *fused)
+            tr_bn2d_forward_train_relu(l->out, l->save, m->buffers + l->b_off, in, p, l, n);
+        else if (train)
+            tr_bn2d_forward_train(l->out, l->save, m->buffers + l->b_off, in, p, l, n);
+        else if (*fused)
+            tr_bn2d_forward_eval_relu(l->out, in, p, m->buffers + l->b_off, l, n);
+        else
+            tr_bn2d_forward_eval(l->out, in, p, m->buffers + l->b_off, l, n);
+        return 0;
+    case TR_LAYER_RELU:
+        if (*fused)
+            *fused = 0;            /* applied by the BN just before */
+        else if (l->out == in)
+            tr_relu_inplace(l->out, out_floats(l, n));
+        else
+            tr_relu_forward(l->out, in, out_floats(l, n));
+        return 0;
+    case TR_LAYER_MAXPOOL2D:
+        tr_maxpool2d_forward(l->out, in, l, n);
+        break;
+    case TR_LAYER_FLATTEN:
+        break;  /* l->out aliases the previous layer's out */
+    case TR_LAYER_LINEAR:
+        if (ref)
+            tr_linear_forward_ref(l->out, in, p, b, l, n);
+        else
+            tr_linear_forward(l->out, in, p, b, l, n);
+        break;
+    default:
+        return TR_ERR_INVAL;
+    }
+    *fused = 0;
+    return 0;
+}
+
+int tr_model_forward(struct tr_model *m, const float *x, unsigned n, int train)
+{
     const float *in = x;
     unsigned i;
-    int fused = 0;
+    int fused = 0, err;
 
     if (x == NULL || n == 0 || n > m->batch)
         return TR_ERR_INVAL;
     /* PyTorch: "Expected more than 1 value per channel when training" */
     if (train && tr_model_bn_single_value(m, n))
         return TR_ERR_INVAL;
+    /* the reference kernels run layer by layer: the fast plan's layout */
+    if (m->kernels == TR_KERNELS_REF && m->desc.plan != TR_PLAN_FAST)
+        return TR_ERR_INVAL;
+    m->last_train = 0;
     for (i = 0; i < m->n_layers; i++) {
         struct tr_layer *l = &m->layer[i];
-        const float *p = m->params + l->p_off;
-        switch (l->d.kind) {
-        case TR_LAYER_CONV2D: {
-            const float *b = p + (l->p_len - l->out_c);
-            if (ref)
-                tr_conv2d_forward_ref(l->out, in, p, b, l, n);
-            else
-                tr_conv2d_forward(l->out, in, p, b, l, n, m->scratch);
+        switch (l->role) {
+        case TR_ROLE_LAYER:
+            if ((err = layer_forward(m, i, in, n, train, &fused)) != 0)
+                return err;
             break;
-        }
-        case TR_LAYER_BATCHNORM2D:
-            /* fast kernels fuse an in-place ReLU that follows into this pass */
-            fused = !ref && i + 1 < m->n_layers && tr_model_relu_in_place(m, i + 1);
-            if (train && fused)
-                tr_bn2d_forward_train_relu(l->out, l->save, m->buffers + l->b_off, in, p, l, n);
-            else if (train)
-                tr_bn2d_forward_train(l->out, l->save, m->buffers + l->b_off, in, p, l, n);
-            else if (fused)
-                tr_bn2d_forward_eval_relu(l->out, in, p, m->buffers + l->b_off, l, n);
-            else
-                tr_bn2d_forward_eval(l->out, in, p, m->buffers + l->b_off, l, n);
+        case TR_ROLE_BLOCK:
+            tr_plan_block_forward(m, i, x, n, train);
             break;
-        case TR_LAYER_RELU:
-            if (fused)
-                fused = 0;            /* applied by the BN just before */
-            else if (l->out == in)
-                tr_relu_inplace(l->out, out_floats(l, n));
-            else
-                tr_relu_forward(l->out, in, out_floats(l, n));
+        case TR_ROLE_STREAM:
+            tr_plan_stream_forward(m, i, x, n, train);
             break;
-        case TR_LAYER_MAXPOOL2D:
-            tr_maxpool2d_forward(l->out, in, l, n);
+        default:            /* recomputed, or run by the block before */
             break;
-        case TR_LAYER_FLATTEN:
-            break;  /* l->out aliases the previous layer's out */
-        case TR_LAYER_LINEAR: {
-            const float *b = p + (l->p_len - l->out_c);
-            if (ref)
-                tr_linear_forward_ref(l->out, in, p, b, l, n);
-            else
-                tr_linear_forward(l->out, in, p, b, l, n);
-            break;
-        }
-        default:
-            return TR_ERR_INVAL;
         }
         in = l->out;
     }
@@ -127,61 +154,104 @@ int tr_model_loss(struct tr_model *m, const uint8_t *labels, float *loss, unsign
     return 0;
 }
 
-int tr_model_backward(struct tr_model *m)
+/* One layer's backward run alone (TR_ROLE_LAYER): dout is the gradient
+ * w.r.t. its output, din receives the one w.r.t. its input (NULL: none).
+ * *fused says the pool just run applied the gate of the ReLU before it, so
+ * that ReLU passes its gradient through. */
+static int layer_backward(struct tr_model *m, unsigned i, const float *dout, float *din,
+                          unsigned n, int *fused)
 {
     const int ref = m->kernels == TR_KERNELS_REF;
+    const struct tr_layer *l = &m->layer[i];
+    const float *in = i ? m->layer[i - 1].out : m->input;
+    const float *p = m->params + l->p_off;
+    float *g = m->grads + l->p_off, *gb = g + (l->p_len - l->out_c);
+
+    switch (l->d.kind) {
+    case TR_LAYER_CONV2D:
+        if (ref)
+            tr_conv2d_backward_ref(din, g, gb, dout, in, p, l, n);
+        else if (m->desc.plan == TR_PLAN_LEAN)
+            tr_conv2d_backward_band(din, g, gb, dout, in, p, l, n, m->scratch, l->band);
+        else
+            tr_conv2d_backward(din, g, gb, dout, in, p, l, n, m->scratch);
+        break;
+    case TR_LAYER_BATCHNORM2D:
+        tr_bn2d_backward(din, g, dout, in, p, l->save, l, n);
+        break;
+    case TR_LAYER_RELU:                /* (not when the pool after did it) */
+        if (din)
+            tr_relu_backward(din, dout, l->out, out_floats(l, n));
+        break;
+    case TR_LAYER_MAXPOOL2D:
+        /* fast kernels fold the backward of a ReLU just before into this one */
+        *fused = !ref && din && m->layer[i - 1].d.kind == TR_LAYER_RELU &&
+                 m->layer[i - 1].role == TR_ROLE_LAYER;
+        if (*fused)
+            tr_maxpool2d_relu_backward(din, dout, in, l->out, l, n);
+        else if (din)
+            tr_maxpool2d_backward(din, dout, in, l->out, l, n);
+        return 0;
+    case TR_LAYER_FLATTEN:
+        break;                         /* din is dout: nothing to move */
+    case TR_LAYER_LINEAR:
+        tr_linear_backward(din, g, gb, dout, in, p, l, n);
+        break;
+    default:
+        return TR_ERR_INVAL;
+    }
+    *fused = 0;
+    return 0;
+}
+
+/* The buffer layer i's backward writes its input gradient to (tr_plan_dx) */
+static float *dx_dest(struct tr_model *m, unsigned i, const float *dout)
+{
+    switch (tr_plan_dx(m, i)) {
+    case TR_DX_IN_PLACE:
+        return (float *)m->layer[i - 1].out;
+    case TR_DX_DBUF:
+        return dout == m->dbuf[0] ? m->dbuf[1] : m->dbuf[0];
+    case TR_DX_PASS:
+        return (float *)dout;
+    default:
+        return NULL;
+    }
+}
+
+int tr_model_backward(struct tr_model *m)
+{
     const unsigned n = m->last_n;
-    const float *dout = m->dlogits;
+    const float *dout = m->dlogits, *sdy = NULL;
     unsigned i;
-    int fused = 0;
+    int fused = 0, err;
 
     if (!m->last_train || n == 0)
         return TR_ERR_INVAL;
     for (i = m->n_layers; i-- > 0;) {
         const struct tr_layer *l = &m->layer[i];
-        const float *in = i ? m->layer[i - 1].out : m->input;
-        const float *p = m->params + l->p_off;
-        float *g = m->grads + l->p_off;
-        /* the input gradient goes to whichever dbuf does not hold dout */
-        float *din = i == 0 ? NULL : (dout == m->dbuf[0] ? m->dbuf[1] : m->dbuf[0]);
-        switch (l->d.kind) {
-        case TR_LAYER_CONV2D: {
-            float *gb = g + (l->p_len - l->out_c);
-            if (ref)
-                tr_conv2d_backward_ref(din, g, gb, dout, in, p, l, n);
-            else
-                tr_conv2d_backward(din, g, gb, dout, in, p, l, n, m->scratch);
-            break;
-        }
-        case TR_LAYER_BATCHNORM2D:
-            tr_bn2d_backward(din, g, dout, in, p, l->save, l, n);
-            break;
-        case TR_LAYER_RELU:
-            if (fused) {
-                fused = 0;            /* done by the pool just after */
+        float *din = dx_dest(m, i, dout);
+        switch (l->role) {
+        case TR_ROLE_LAYER:
+            if (fused && l->d.kind == TR_LAYER_RELU) {
+                fused = 0;             /* the pool after applied its gate */
                 din = (float *)dout;
-            } else if (din) {
-                tr_relu_backward(din, dout, l->out, out_floats(l, n));
+            } else if ((err = layer_backward(m, i, dout, din, n, &fused)) != 0) {
+                return err;
             }
             break;
-        case TR_LAYER_MAXPOOL2D:
-            /* fast kernels fold the backward of a ReLU just before into this one */
-            fused = !ref && din && m->layer[i - 1].d.kind == TR_LAYER_RELU;
-            if (fused)
-                tr_maxpool2d_relu_backward(din, dout, in, l->out, l, n);
-            else if (din)
-                tr_maxpool2d_backward(din, dout, in, l->out, l, n);
+        case TR_ROLE_STREAM:           /* its input gradient stays virtual */
+            tr_plan_stream_backward(m, i, m->input, n, dout);
+            sdy = dout;
+            din = NULL;
             break;
-        case TR_LAYER_FLATTEN:
-            din = (float *)dout;  /* same floats, new shape: nothing to move */
+        case TR_ROLE_BLOCK:
+            tr_plan_block_backward(m, i, m->input, n, dout, sdy, din);
+            sdy = NULL;
             break;
-        case TR_LAYER_LINEAR: {
-            float *gb = g + (l->p_len - l->out_c);
-            tr_linear_backward(din, g, gb, dout, in, p, l, n);
+        default:                       /* run by the block or the stream */
+            din = (float *)dout;
             break;
-        }
-        default:
-            return TR_ERR_INVAL;
         }
         dout = din;
     }

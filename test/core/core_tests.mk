@@ -6,7 +6,8 @@
 #   test-cross    make cross-core, recorded as a test
 #   bench-core    per-layer GFLOP/s and training samples/s vs PyTorch
 #   cross-core    core + a minimal image for Cortex-M4F and RISC-V, sizes
-CORE_TESTS    := test_math test_model_api test_grad test_fast test_golden test_gemm_plain
+CORE_TESTS    := test_math test_model_api test_grad test_fast test_golden test_gemm_plain \
+                 test_lean_kernels test_lean
 CORE_TEST_DIR := $(BUILD)/test/core
 CORE_TEST_BINS := $(CORE_TESTS:%=$(CORE_TEST_DIR)/%)
 CORE_TEST_HDRS := test/harness.h $(wildcard test/core/*.h) $(CORE_HDRS)
@@ -40,3 +41,10 @@ TEST_TARGETS += test-core test-symbols
 
 include test/core/cross.mk
 include bench/core/bench.mk
+
+# `make cross`: the arena bytes of both execution plans (seed and narrow
+# nets, micro-batch 1/2/4/8), from the size query
+.PHONY: cross-arena
+cross-arena: $(ARENA_SIZES)
+	@$(ARENA_SIZES) lines
+CROSS_TARGETS += cross-arena

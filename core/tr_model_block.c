@@ -1,0 +1,428 @@
+/* tinyring: the lean plan's roles and fused stages.
+ *
+ * A block is a BatchNorm followed by [ReLU] MaxPool. Only the pool's output
+ * is stored; everything else is made again one (sample, channel) plane at a
+ * time from the BN's input (itself recomputed when it is a first conv's
+ * output). Backward gets the pool's gradient plane, finds each window's
+ * argmax on the recomputed plane, and writes the BN's input gradient over
+ * the BN's input (a conv's output, which nothing reads again). A linear
+ * after a block's pool (a stream) does not need that pool's output stored
+ * either: it makes it again sample by sample, and its own input gradient is
+ * made a plane at a time by the block's backward. Every float operation is
+ * the fast plan's, in its order: the planes go through the same plane
+ * kernels (tr_bn2d_plane_*, tr_maxpool2d_*, tr_conv2d_plane*). */
+#include "tr_model_plan.h"
+#include "tr_layer_kernels.h"
+
+/* ---- roles ---------------------------------------------------------- */
+
+static unsigned kind(const struct tr_model *m, unsigned i)
+{
+    return i < m->n_layers ? m->layer[i].d.kind : 0u;
+}
+
+void tr_plan_roles(struct tr_model *m)
+{
+    unsigned i, p, s;
+
+    for (i = 0; i < m->n_layers; i++)
+        m->layer[i].role = TR_ROLE_LAYER;
+    if (m->desc.plan != TR_PLAN_LEAN)
+        return;
+    for (i = 0; i < m->n_layers; i++) {
+        if (kind(m, i) != TR_LAYER_BATCHNORM2D)
+            continue;
+        p = kind(m, i + 1) == TR_LAYER_RELU ? i + 2 : i + 1;
+        if (kind(m, p) != TR_LAYER_MAXPOOL2D)
+            continue;
+        m->layer[p].role = m->layer[p - 1].role = TR_ROLE_IN_BLOCK;
+        m->layer[i].role = TR_ROLE_BLOCK;
+        if (i == 1 && kind(m, 0) == TR_LAYER_CONV2D)
+            m->layer[0].role = TR_ROLE_RECOMPUTED;
+        s = kind(m, p + 1) == TR_LAYER_FLATTEN ? p + 2 : p + 1;
+        if (kind(m, s) == TR_LAYER_LINEAR) {
+            m->layer[s].role = TR_ROLE_STREAM;
+            if (s == p + 2)
+                m->layer[p + 1].role = TR_ROLE_IN_BLOCK;
+        }
+    }
+}
+
+/* 1 if pool layer p of a block feeds a stream (its output is not stored) */
+static int streams(const struct tr_model *m, unsigned p)
+{
+    unsigned s = kind(m, p + 1) == TR_LAYER_FLATTEN ? p + 2 : p + 1;
+    return s < m->n_layers && m->layer[s].role == TR_ROLE_STREAM;
+}
+
+int tr_plan_stores(const struct tr_model *m, unsigned i)
+{
+    const struct tr_layer *l = &m->layer[i];
+
+    switch (l->role) {
+    case TR_ROLE_LAYER:
+        return l->d.kind != TR_LAYER_FLATTEN && !tr_model_relu_in_place(m, i);
+    case TR_ROLE_IN_BLOCK:
+        return l->d.kind == TR_LAYER_MAXPOOL2D && !streams(m, i);
+    case TR_ROLE_STREAM:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* 1 if no backward reads layer j's output buffer once the layer after it
+ * has run its backward, so that layer may write its input gradient there */
+static int out_free(const struct tr_model *m, unsigned j)
+{
+    const struct tr_layer *l = &m->layer[j];
+
+    switch (l->d.kind) {
+    case TR_LAYER_FLATTEN:
+        return l->role == TR_ROLE_LAYER && j > 0 && out_free(m, j - 1);
+    case TR_LAYER_CONV2D:
+    case TR_LAYER_LINEAR:
+    case TR_LAYER_BATCHNORM2D:
+        return l->role == TR_ROLE_LAYER || l->role == TR_ROLE_STREAM;
+    case TR_LAYER_MAXPOOL2D:      /* a block's pool: the block recomputes */
+        return l->role == TR_ROLE_IN_BLOCK && !streams(m, j);
+    default:                      /* ReLU gates with its out, a pool compares */
+        return 0;
+    }
+}
+
+int tr_plan_dx(const struct tr_model *m, unsigned i)
+{
+    const struct tr_layer *l = &m->layer[i];
+    const int lean = m->desc.plan == TR_PLAN_LEAN;
+
+    if (i == 0)
+        return TR_DX_NONE;
+    switch (l->role) {
+    case TR_ROLE_BLOCK:
+        if (m->layer[i - 1].role == TR_ROLE_RECOMPUTED)
+            return TR_DX_NONE;
+        return out_free(m, i - 1) ? TR_DX_IN_PLACE : TR_DX_DBUF;
+    case TR_ROLE_LAYER:
+        if (l->d.kind == TR_LAYER_FLATTEN)
+            return TR_DX_PASS;
+        if (lean && l->d.kind == TR_LAYER_CONV2D && out_free(m, i - 1))
+            return TR_DX_IN_PLACE;
+        return TR_DX_DBUF;
+    default:
+        return TR_DX_NONE;
+    }
+}
+
+/* ---- a block's layers ----------------------------------------------- */
+
+struct blk {
+    const struct tr_layer *conv;   /* the recomputed first conv, or NULL */
+    const struct tr_layer *bn, *pool, *lin;  /* lin: the stream after, or NULL */
+    struct tr_layer one;           /* the pool seen as one plane (C = 1) */
+    int relu;
+    unsigned C;
+    size_t hw, ohw;                /* BN plane, pool plane */
+    const float *src;              /* the BN's input when stored (n, C, H, W) */
+};
+
+static void blk_get(struct blk *k, const struct tr_model *m, unsigned b, const float *x)
+{
+    unsigned p = kind(m, b + 1) == TR_LAYER_RELU ? b + 2 : b + 1;
+    unsigned s = kind(m, p + 1) == TR_LAYER_FLATTEN ? p + 2 : p + 1;
+
+    k->bn = &m->layer[b];
+    k->pool = &m->layer[p];
+    k->relu = p == b + 2;
+    k->conv = b == 1 && m->layer[0].role == TR_ROLE_RECOMPUTED ? &m->layer[0] : NULL;
+    k->lin = s < m->n_layers && m->layer[s].role == TR_ROLE_STREAM ? &m->layer[s] : NULL;
+    k->C = k->bn->in_c;
+    k->hw = (size_t)k->bn->in_h * k->bn->in_w;
+    k->ohw = (size_t)k->pool->out_h * k->pool->out_w;
+    k->one = *k->pool;
+    k->one.in_c = k->one.out_c = 1;
+    k->src = b == 0 ? x : m->layer[b - 1].out;
+}
+
+/* floats of plane temporaries a block's backward needs beyond its input */
+static size_t blk_temps(const struct blk *k)
+{
+    return k->hw + k->ohw + (tr_maxpool2d_in_place(k->pool) ? 0 : k->hw) +
+           (k->lin ? k->ohw : 0);
+}
+
+size_t tr_plan_block_floats(const struct tr_model *m, unsigned b, unsigned batch)
+{
+    struct blk k;
+    size_t t, pad;
+
+    blk_get(&k, m, b, NULL);
+    t = blk_temps(&k);
+    if (k.conv == NULL)
+        return t;
+    pad = tr_conv2d_pad_floats(k.conv);
+    return (size_t)batch * k.hw + (pad > t ? pad : t);
+}
+
+static unsigned stream_block(const struct tr_model *m, unsigned i)
+{
+    unsigned p = kind(m, i - 1) == TR_LAYER_FLATTEN ? i - 2 : i - 1;
+    return kind(m, p - 1) == TR_LAYER_RELU ? p - 2 : p - 1;
+}
+
+size_t tr_plan_stream_floats(const struct tr_model *m, unsigned i)
+{
+    struct blk k;
+
+    blk_get(&k, m, stream_block(m, i), NULL);
+    return (size_t)m->layer[i].in_c + k.hw + (k.conv ? k.hw + tr_conv2d_pad_floats(k.conv) : 0);
+}
+
+/* The BN's input plane (i, c): stored, or the first conv's output plane
+ * computed into dst from sample i padded into xpad. */
+static const float *blk_plane(const struct tr_model *m, const struct blk *k, const float *x,
+                              unsigned i, unsigned c, float *dst, float *xpad)
+{
+    const struct tr_layer *cv = k->conv;
+    size_t kk;
+
+    if (cv == NULL)
+        return k->src + ((size_t)i * k->C + c) * k->hw;
+    kk = (size_t)cv->in_c * cv->d.kernel * cv->d.kernel;
+    tr_conv2d_pad(xpad, x + (size_t)i * cv->in_c * cv->in_h * cv->in_w, cv);
+    tr_conv2d_plane(dst, xpad, m->params + cv->p_off + c * kk,
+                    m->params[cv->p_off + cv->p_len - cv->out_c + c], cv);
+    return dst;
+}
+
+/* channel c's normalisation: the batch's (save) in training, else the
+ * running statistics' */
+static void blk_stats(const struct tr_model *m, const struct blk *k, unsigned c, int train,
+                      float *mean, float *invstd)
+{
+    if (train) {
+        *mean = k->bn->save[c];
+        *invstd = k->bn->save[k->C + c];
+    } else {
+        const float *run = m->buffers + k->bn->b_off;
+        *mean = run[c];
+        *invstd = tr_bn2d_eval_invstd(run[k->C + c]);
+    }
+}
+
+/* pool output plane y (OH, OW) of input plane pl: BN [ReLU] into t, pool */
+static void blk_pool_plane(float *y, float *t, const float *pl, const struct tr_model *m,
+                           const struct blk *k, unsigned c, float mean, float invstd)
+{
+    const float *gb = m->params + k->bn->p_off;
+
+    tr_bn2d_plane_apply(t, pl, k->hw, mean, invstd, gb[c], gb[k->C + c], k->relu);
+    tr_maxpool2d_forward(y, t, &k->one, 1);
+}
+
+/* ---- block forward --------------------------------------------------- */
+
+/* Scratch of a block: [the recomputed conv's planes of one channel, batch
+ * of them] then a region that holds the padded sample while a conv plane is
+ * made, else the plane temporaries t (hw), yp (ohw), dyb (hw, unless the
+ * pool's gradient can be written over t) and gp (ohw, with a stream). */
+static float *blk_region(const struct tr_model *m, const struct blk *k)
+{
+    return k->conv ? m->scratch + (size_t)m->batch * k->hw : m->scratch;
+}
+
+void tr_plan_block_forward(struct tr_model *m, unsigned b, const float *x, unsigned n,
+                           int train)
+{
+    struct blk k;
+    float *cbuf = m->scratch, *reg;
+    unsigned c, i;
+
+    blk_get(&k, m, b, x);
+    reg = blk_region(m, &k);
+    for (c = 0; c < k.C; c++) {
+        float mean, invstd;
+        if (train) {
+            const float cnt = (float)((size_t)n * k.hw);
+            float sum = 0.0f, sq = 0.0f;
+            for (i = 0; i < n; i++)
+                sum += tr_sum_lanes16(blk_plane(m, &k, x, i, c, cbuf + i * k.hw, reg), k.hw);
+            mean = sum / cnt;
+            for (i = 0; i < n; i++)
+                sq += tr_bn2d_plane_sqdev(k.conv ? cbuf + i * k.hw
+                                                 : blk_plane(m, &k, x, i, c, NULL, NULL),
+                                          k.hw, mean);
+            tr_bn2d_finish(k.bn->save, m->buffers + k.bn->b_off, k.C, c, mean, sq, cnt);
+        }
+        if (k.lin)          /* the stream makes the pool's output when it reads it */
+            continue;
+        blk_stats(m, &k, c, train, &mean, &invstd);
+        for (i = 0; i < n; i++) {
+            const float *pl = train && k.conv ? cbuf + i * k.hw
+                                              : blk_plane(m, &k, x, i, c, cbuf, reg);
+            blk_pool_plane(k.pool->out + ((size_t)i * k.C + c) * k.ohw, reg, pl, m, &k, c,
+                           mean, invstd);
+        }
+    }
+}
+
+/* ---- block backward -------------------------------------------------- */
+
+/* gp (ohw) = the stream's input gradient for plane (i, c): from +0, adding
+ * sdy[i][o] * w[o][c*ohw + q] for o ascending (tr_linear_backward's dx) */
+static void stream_grad(float *gp, const struct tr_model *m, const struct blk *k,
+                        const float *sdy, unsigned i, unsigned c)
+{
+    const size_t in = k->lin->in_c, out = k->lin->out_c;
+    const float *w = m->params + k->lin->p_off + (size_t)c * k->ohw, *dyi = sdy + i * out;
+    size_t q, o;
+
+    for (q = 0; q < k->ohw; q++)
+        gp[q] = 0.0f;
+    for (o = 0; o < out; o++) {
+        const float g = dyi[o];
+        const float *wo = w + o * in;
+        for (q = 0; q < k->ohw; q++)
+            gp[q] += g * wo[q];
+    }
+}
+
+/* the gradient w.r.t. the BN's output plane (i, c) from input plane pl:
+ * the pool's output is made again, its gradient routed to each window's
+ * argmax through the ReLU's gate */
+static const float *blk_dy(const struct tr_model *m, const struct blk *k, const float *pl,
+                           unsigned i, unsigned c, const float *dy, const float *sdy,
+                           float *reg)
+{
+    const int inpl = tr_maxpool2d_in_place(k->pool);
+    float *t = reg, *yp = t + k->hw, *dyb = inpl ? t : yp + k->ohw;
+    float *gp = inpl ? yp + k->ohw : dyb + k->hw;
+    const float *g = dy ? dy + ((size_t)i * k->C + c) * k->ohw : gp;
+
+    blk_pool_plane(yp, t, pl, m, k, c, k->bn->save[c], k->bn->save[k->C + c]);
+    if (dy == NULL)
+        stream_grad(gp, m, k, sdy, i, c);
+    tr_maxpool2d_backward_plane(dyb, g, t, yp, k->pool, k->relu);
+    return dyb;
+}
+
+/* The recomputed conv's weight and bias gradient for output channel c from
+ * the BN's input gradient planes dxc (n planes of hw), sample by sample. */
+static void conv_plane_grads(struct tr_model *m, const struct blk *k, const float *x,
+                             unsigned n, unsigned c, const float *dxc, float *xpad)
+{
+    const struct tr_layer *cv = k->conv;
+    const size_t kk = (size_t)cv->in_c * cv->d.kernel * cv->d.kernel;
+    const size_t xs = (size_t)cv->in_c * cv->in_h * cv->in_w;
+    float *dw = m->grads + cv->p_off + c * kk;
+    float *db = m->grads + cv->p_off + cv->p_len - cv->out_c + c;
+    size_t j;
+    unsigned i;
+
+    for (j = 0; j < kk; j++)
+        dw[j] = 0.0f;
+    *db = 0.0f;
+    for (i = 0; i < n; i++) {
+        tr_conv2d_pad(xpad, x + i * xs, cv);
+        tr_conv2d_plane_dw(dw, xpad, dxc + i * k->hw, cv);
+        *db += tr_sum_lanes16(dxc + i * k->hw, k->hw);
+    }
+}
+
+void tr_plan_block_backward(struct tr_model *m, unsigned b, const float *x, unsigned n,
+                            const float *dy, const float *sdy, float *dx)
+{
+    struct blk k;
+    float *cbuf = m->scratch, *reg;
+    const float *gb = m->params + m->layer[b].p_off;
+    float *dgb = m->grads + m->layer[b].p_off;
+    unsigned c, i;
+
+    blk_get(&k, m, b, x);
+    reg = blk_region(m, &k);
+    for (c = 0; c < k.C; c++) {
+        const float mean = k.bn->save[c], invstd = k.bn->save[k.C + c];
+        const float cnt = (float)((size_t)n * k.hw);
+        float dbeta = 0.0f, dgamma = 0.0f, kc;
+        for (i = 0; i < n; i++) {
+            const float *pl = blk_plane(m, &k, x, i, c, cbuf + i * k.hw, reg);
+            float sb, sg;
+            tr_bn2d_plane_dsums(&sb, &sg, blk_dy(m, &k, pl, i, c, dy, sdy, reg), pl, k.hw,
+                                mean, invstd);
+            dbeta += sb;
+            dgamma += sg;
+        }
+        dgb[c] = dgamma;
+        dgb[k.C + c] = dbeta;
+        if (dx == NULL && k.conv == NULL)
+            continue;
+        kc = gb[c] * invstd / cnt;
+        for (i = 0; i < n; i++) {
+            const float *pl = k.conv ? cbuf + i * k.hw : blk_plane(m, &k, x, i, c, NULL, NULL);
+            float *dst = k.conv ? cbuf + i * k.hw : dx + ((size_t)i * k.C + c) * k.hw;
+            tr_bn2d_plane_dx(dst, blk_dy(m, &k, pl, i, c, dy, sdy, reg), pl, k.hw, mean, invstd,
+                             kc, cnt, dbeta, dgamma);
+        }
+        if (k.conv)
+            conv_plane_grads(m, &k, x, n, c, cbuf, reg);
+    }
+}
+
+/* ---- stream: a linear reading a block's pool ------------------------- */
+
+/* xl (IN) = the block's pool output of sample s, all channels */
+static void stream_input(float *xl, struct tr_model *m, const struct blk *k, const float *x,
+                         unsigned s, int train)
+{
+    float *t = xl + k->lin->in_c, *pbuf = t + k->hw, *xpad = pbuf + k->hw;
+    unsigned c;
+
+    for (c = 0; c < k->C; c++) {
+        float mean, invstd;
+        blk_stats(m, k, c, train, &mean, &invstd);
+        blk_pool_plane(xl + c * k->ohw, t, blk_plane(m, k, x, s, c, pbuf, xpad), m, k, c,
+                       mean, invstd);
+    }
+}
+
+void tr_plan_stream_forward(struct tr_model *m, unsigned i, const float *x, unsigned n,
+                            int train)
+{
+    const struct tr_layer *l = &m->layer[i];
+    const float *w = m->params + l->p_off, *bias = w + (l->p_len - l->out_c);
+    struct blk k;
+    unsigned s;
+
+    blk_get(&k, m, stream_block(m, i), x);
+    for (s = 0; s < n; s++) {
+        stream_input(m->scratch, m, &k, x, s, train);
+        tr_linear_forward(l->out + (size_t)s * l->out_c, m->scratch, w, bias, l, 1);
+    }
+}
+
+/* dw[o][:] from +0 adding dy[s][o] * x_s[:], db[o] adding dy[s][o], samples
+ * ascending: tr_linear_backward's order, one sample's input at a time */
+void tr_plan_stream_backward(struct tr_model *m, unsigned i, const float *x, unsigned n,
+                             const float *dy)
+{
+    const struct tr_layer *l = &m->layer[i];
+    const size_t in = l->in_c, out = l->out_c;
+    float *dw = m->grads + l->p_off, *db = dw + out * in, *xl = m->scratch;
+    struct blk k;
+    size_t o, j;
+    unsigned s;
+
+    blk_get(&k, m, stream_block(m, i), x);
+    for (j = 0; j < out * in + out; j++)
+        dw[j] = 0.0f;
+    for (s = 0; s < n; s++) {
+        stream_input(xl, m, &k, x, s, 1);
+        for (o = 0; o < out; o++) {
+            const float g = dy[(size_t)s * out + o];
+            float *row = dw + o * in;
+            db[o] += g;
+            for (j = 0; j < in; j++)
+                row[j] += g * xl[j];
+        }
+    }
+}
