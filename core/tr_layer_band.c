@@ -44,14 +44,27 @@ static void band_col(float *col, const float *x, const struct tr_layer *l, size_
                     const unsigned seg = (unsigned)(q - j < OW - ow0 ? q - j : OW - ow0);
                     const long ih = (long)oh * S + ki - (long)P;
                     unsigned ow;
+                    float *r = row + j - ow0;   /* r[ow] for ow in [ow0, ow0+seg) */
                     if (ih < 0 || ih >= (long)H) {
-                        for (ow = 0; ow < seg; ow++)
-                            row[j + ow] = 0.0f;
-                    } else {
-                        const float *xr = x + ((size_t)ic * H + (size_t)ih) * W;
                         for (ow = ow0; ow < ow0 + seg; ow++)
-                            row[j + ow - ow0] = ow >= wlo && ow < whi
-                                                    ? xr[(size_t)ow * S + kj - P] : 0.0f;
+                            r[ow] = 0.0f;
+                    } else {
+                        /* zeros, the valid columns [lo, hi), zeros */
+                        const float *xr = x + ((size_t)ic * H + (size_t)ih) * W;
+                        const unsigned lo = wlo > ow0 ? wlo : ow0;
+                        const unsigned end = ow0 + seg, hi0 = whi < end ? whi : end;
+                        const unsigned hi = hi0 > lo ? hi0 : lo;
+                        for (ow = ow0; ow < lo; ow++)
+                            r[ow] = 0.0f;
+                        if (S == 1) {
+                            for (ow = lo; ow < hi; ow++)   /* ow + kj >= P here */
+                                r[ow] = xr[ow + kj - P];
+                        } else {
+                            for (ow = lo; ow < hi; ow++)
+                                r[ow] = xr[(size_t)ow * S + kj - P];
+                        }
+                        for (ow = hi; ow < end; ow++)
+                            r[ow] = 0.0f;
                     }
                     j += seg;
                     p += seg;
@@ -196,9 +209,10 @@ void tr_conv2d_backward_band(float *dx, float *dw, float *db, const float *dy,
     }
 }
 
+/* the padded planes and 8 floats of slack a vector lane may read past them */
 size_t tr_conv2d_pad_floats(const struct tr_layer *l)
 {
-    return (size_t)l->in_c * (l->in_h + 2u * l->d.pad) * (l->in_w + 2u * l->d.pad);
+    return (size_t)l->in_c * (l->in_h + 2u * l->d.pad) * (l->in_w + 2u * l->d.pad) + 8u;
 }
 
 void tr_conv2d_pad(float *xpad, const float *x, const struct tr_layer *l)
@@ -210,14 +224,161 @@ void tr_conv2d_pad(float *xpad, const float *x, const struct tr_layer *l)
     for (ic = 0; ic < l->in_c; ic++) {
         float *xp = xpad + ic * Hp * Wp;
         const float *xs = x + ic * H * W;
-        for (h = 0; h < Hp; h++)
-            for (w = 0; w < Wp; w++)
-                xp[h * Wp + w] = h >= P && h < P + H && w >= P && w < P + W
-                                     ? xs[(h - P) * W + (w - P)] : 0.0f;
+        for (w = 0; w < P * Wp; w++)              /* top rows */
+            xp[w] = 0.0f;
+        for (h = 0; h < H; h++) {
+            float *r = xp + (P + h) * Wp;
+            for (w = 0; w < P; w++)
+                r[w] = r[P + W + w] = 0.0f;
+            for (w = 0; w < W; w++)
+                r[P + w] = xs[h * W + w];
+        }
+        for (w = (P + H) * Wp; w < Hp * Wp; w++)  /* bottom rows */
+            xp[w] = 0.0f;
     }
+    for (w = 0; w < 8; w++)                       /* the slack */
+        xpad[l->in_c * Hp * Wp + w] = 0.0f;
 }
 
-#define TR_PLANE_BLK 8   /* output positions of a row kept in registers */
+/* The one-plane kernels' inner blocks, chosen by this one #if: GCC's
+ * generic vectors of 8 floats where the target has vector registers (the
+ * compiler maps them to AVX/SSE/NEON), plain float arrays elsewhere (the
+ * Cortex-M4F keeps them in its 32 single registers). Same operations in the
+ * same order either way: each lane is one output (or one tap) of its own. */
+#if defined(__GNUC__) && (defined(__AVX__) || defined(__SSE2__) || defined(__ARM_NEON))
+typedef float tr_v8 __attribute__((vector_size(32)));
+
+static tr_v8 v8_load(const float *p)
+{
+    tr_v8 v;
+    __builtin_memcpy(&v, p, sizeof v);
+    return v;
+}
+
+/* y[0..8) = b + taps over 8 consecutive outputs of a stride-1 row */
+static void plane_blk8(float *y, const float *xrow, const float *w_oc, float b, unsigned IC,
+                       unsigned K, size_t plane, size_t Wp)
+{
+    tr_v8 acc = {b, b, b, b, b, b, b, b};
+    unsigned ic, ki, kj;
+
+    for (ic = 0; ic < IC; ic++)
+        for (ki = 0; ki < K; ki++) {
+            const float *xr = xrow + ic * plane + ki * Wp;
+            const float *wr = w_oc + ((size_t)ic * K + ki) * K;
+            for (kj = 0; kj < K; kj++)
+                acc += wr[kj] * v8_load(xr + kj);
+        }
+    __builtin_memcpy(y, &acc, sizeof acc);
+}
+
+/* the 25 taps of a 5x5 stride-1 weight gradient: one vector per kernel row
+ * (lanes 0..4 are its taps, 5..7 are discarded; the padded input has 8
+ * floats of slack for them), each lane's sum over the positions in order */
+static void plane_dw_k5(float *dwc, const float *xp, const float *g, unsigned OH, unsigned OW,
+                        size_t Wp)
+{
+    tr_v8 a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0}, a4 = {0};
+    unsigned oh, ow, t;
+
+    for (t = 0; t < 5; t++) {
+        a0[t] = dwc[t];
+        a1[t] = dwc[5 + t];
+        a2[t] = dwc[10 + t];
+        a3[t] = dwc[15 + t];
+        a4[t] = dwc[20 + t];
+    }
+    for (oh = 0; oh < OH; oh++)
+        for (ow = 0; ow < OW; ow++) {
+            const float gv = g[(size_t)oh * OW + ow];
+            const float *x0 = xp + (size_t)oh * Wp + ow;
+            a0 += v8_load(x0) * gv;
+            a1 += v8_load(x0 + Wp) * gv;
+            a2 += v8_load(x0 + 2 * Wp) * gv;
+            a3 += v8_load(x0 + 3 * Wp) * gv;
+            a4 += v8_load(x0 + 4 * Wp) * gv;
+        }
+    for (t = 0; t < 5; t++) {
+        dwc[t] = a0[t];
+        dwc[5 + t] = a1[t];
+        dwc[10 + t] = a2[t];
+        dwc[15 + t] = a3[t];
+        dwc[20 + t] = a4[t];
+    }
+}
+#else
+/* Written out so the compiler keeps every accumulator in a register (a
+ * loop over an array of them stays in memory at -O2 on the Cortex-M4F). */
+static void plane_blk8(float *y, const float *xrow, const float *w_oc, float b, unsigned IC,
+                       unsigned K, size_t plane, size_t Wp)
+{
+    float a0 = b, a1 = b, a2 = b, a3 = b, a4 = b, a5 = b, a6 = b, a7 = b;
+    unsigned ic, ki, kj;
+
+    for (ic = 0; ic < IC; ic++)
+        for (ki = 0; ki < K; ki++) {
+            const float *xr = xrow + ic * plane + ki * Wp;
+            const float *wr = w_oc + ((size_t)ic * K + ki) * K;
+            for (kj = 0; kj < K; kj++) {
+                const float wv = wr[kj], *xk = xr + kj;
+                a0 += wv * xk[0]; a1 += wv * xk[1]; a2 += wv * xk[2]; a3 += wv * xk[3];
+                a4 += wv * xk[4]; a5 += wv * xk[5]; a6 += wv * xk[6]; a7 += wv * xk[7];
+            }
+        }
+    y[0] = a0; y[1] = a1; y[2] = a2; y[3] = a3;
+    y[4] = a4; y[5] = a5; y[6] = a6; y[7] = a7;
+}
+
+/* one kernel row of a 5x5 stride-1 weight gradient: its 5 taps' sums in
+ * registers over the positions in order, the input row slid along */
+static void plane_dw_row5(float *dwr, const float *xr0, const float *g, unsigned OH,
+                          unsigned OW, size_t Wp)
+{
+    float a0 = dwr[0], a1 = dwr[1], a2 = dwr[2], a3 = dwr[3], a4 = dwr[4];
+    unsigned oh, ow;
+
+    for (oh = 0; oh < OH; oh++) {
+        const float *x = xr0 + (size_t)oh * Wp, *gr = g + (size_t)oh * OW;
+        float x0 = x[0], x1 = x[1], x2 = x[2], x3 = x[3];
+        for (ow = 0; ow < OW; ow++) {
+            const float gv = gr[ow], x4 = x[ow + 4];
+            a0 += x0 * gv; a1 += x1 * gv; a2 += x2 * gv; a3 += x3 * gv; a4 += x4 * gv;
+            x0 = x1; x1 = x2; x2 = x3; x3 = x4;
+        }
+    }
+    dwr[0] = a0; dwr[1] = a1; dwr[2] = a2; dwr[3] = a3; dwr[4] = a4;
+}
+
+static void plane_dw_k5(float *dwc, const float *xp, const float *g, unsigned OH, unsigned OW,
+                        size_t Wp)
+{
+    unsigned ki;
+
+    for (ki = 0; ki < 5; ki++)
+        plane_dw_row5(dwc + 5 * ki, xp + ki * Wp, g, OH, OW, Wp);
+}
+#endif
+
+/* one row of outputs, stride 1: blocks of 8, then single outputs */
+static void plane_row_s1(float *y, const float *xrow, const float *w_oc, float b,
+                         unsigned OW, unsigned IC, unsigned K, size_t plane, size_t Wp)
+{
+    unsigned ow = 0, ic, ki, kj;
+
+    for (; ow + 8 <= OW; ow += 8)
+        plane_blk8(y + ow, xrow + ow, w_oc, b, IC, K, plane, Wp);
+    for (; ow < OW; ow++) {
+        float acc = b;
+        for (ic = 0; ic < IC; ic++)
+            for (ki = 0; ki < K; ki++) {
+                const float *xr = xrow + ic * plane + ki * Wp + ow;
+                const float *wr = w_oc + ((size_t)ic * K + ki) * K;
+                for (kj = 0; kj < K; kj++)
+                    acc += wr[kj] * xr[kj];
+            }
+        y[ow] = acc;
+    }
+}
 
 /* y (OH, OW) = b + w_oc (IC*K*K) taps over the padded input, each output
  * starting at b and adding its taps in order (ic, ki, kj) */
@@ -227,33 +388,27 @@ void tr_conv2d_plane(float *y, const float *xpad, const float *w_oc, float b,
     const unsigned IC = l->in_c, K = l->d.kernel, S = l->d.stride;
     const unsigned OH = l->out_h, OW = l->out_w;
     const size_t Hp = l->in_h + 2u * l->d.pad, Wp = l->in_w + 2u * l->d.pad;
-    unsigned oh, ow, ic, ki, kj, j;
+    unsigned oh, ow, ic, ki, kj;
 
-    for (oh = 0; oh < OH; oh++)
-        for (ow = 0; ow < OW; ow += TR_PLANE_BLK) {
-            const unsigned nb = OW - ow < TR_PLANE_BLK ? OW - ow : TR_PLANE_BLK;
-            float acc[TR_PLANE_BLK];
-            for (j = 0; j < TR_PLANE_BLK; j++)
-                acc[j] = b;
+    for (oh = 0; oh < OH; oh++) {
+        float *yr = y + (size_t)oh * OW;
+        const float *xrow = xpad + (size_t)oh * S * Wp;
+        if (S == 1) {
+            plane_row_s1(yr, xrow, w_oc, b, OW, IC, K, Hp * Wp, Wp);
+            continue;
+        }
+        for (ow = 0; ow < OW; ow++) {
+            float acc = b;
             for (ic = 0; ic < IC; ic++)
                 for (ki = 0; ki < K; ki++) {
-                    const float *xr = xpad + ((size_t)ic * Hp + (size_t)oh * S + ki) * Wp +
-                                      (size_t)ow * S;
+                    const float *xr = xrow + (ic * Hp + ki) * Wp + (size_t)ow * S;
                     const float *wr = w_oc + ((size_t)ic * K + ki) * K;
-                    for (kj = 0; kj < K; kj++) {
-                        const float wv = wr[kj];
-                        if (nb == TR_PLANE_BLK) {
-                            for (j = 0; j < TR_PLANE_BLK; j++)
-                                acc[j] += wv * xr[(size_t)j * S + kj];
-                        } else {
-                            for (j = 0; j < nb; j++)
-                                acc[j] += wv * xr[(size_t)j * S + kj];
-                        }
-                    }
+                    for (kj = 0; kj < K; kj++)
+                        acc += wr[kj] * xr[kj];
                 }
-            for (j = 0; j < nb; j++)
-                y[(size_t)oh * OW + ow + j] = acc[j];
+            yr[ow] = acc;
         }
+    }
 }
 
 /* dw_oc (IC*K*K) += the taps' products with g (OH, OW), each tap's sum
@@ -264,27 +419,25 @@ void tr_conv2d_plane_dw(float *dw_oc, const float *xpad, const float *g,
     const unsigned IC = l->in_c, K = l->d.kernel, S = l->d.stride;
     const unsigned OH = l->out_h, OW = l->out_w;
     const size_t Hp = l->in_h + 2u * l->d.pad, Wp = l->in_w + 2u * l->d.pad;
-    unsigned oh, ow, ic, ki, kj0, j;
+    unsigned oh, ow, ic, ki, kj;
 
-    for (ic = 0; ic < IC; ic++)
+    for (ic = 0; ic < IC; ic++) {
+        const float *xp = xpad + ic * Hp * Wp;
+        float *dwc = dw_oc + (size_t)ic * K * K;
+        if (K == 5 && S == 1) {
+            plane_dw_k5(dwc, xp, g, OH, OW, Wp);
+            continue;
+        }
         for (ki = 0; ki < K; ki++)
-            for (kj0 = 0; kj0 < K; kj0 += TR_PLANE_BLK) {
-                const unsigned nb = K - kj0 < TR_PLANE_BLK ? K - kj0 : TR_PLANE_BLK;
-                float *dwr = dw_oc + ((size_t)ic * K + ki) * K + kj0;
-                float acc[TR_PLANE_BLK];
-                for (j = 0; j < nb; j++)
-                    acc[j] = dwr[j];
+            for (kj = 0; kj < K; kj++) {
+                float acc = dwc[ki * K + kj];
                 for (oh = 0; oh < OH; oh++) {
-                    const float *xr = xpad + ((size_t)ic * Hp + (size_t)oh * S + ki) * Wp + kj0;
+                    const float *xr = xp + ((size_t)oh * S + ki) * Wp + kj;
                     const float *gr = g + (size_t)oh * OW;
-                    for (ow = 0; ow < OW; ow++) {
-                        const float gv = gr[ow];
-                        const float *xo = xr + (size_t)ow * S;
-                        for (j = 0; j < nb; j++)
-                            acc[j] += xo[j] * gv;
-                    }
+                    for (ow = 0; ow < OW; ow++)
+                        acc += xr[(size_t)ow * S] * gr[ow];
                 }
-                for (j = 0; j < nb; j++)
-                    dwr[j] = acc[j];
+                dwc[ki * K + kj] = acc;
             }
+    }
 }

@@ -7,7 +7,7 @@
 #   bench-core    per-layer GFLOP/s and training samples/s vs PyTorch
 #   cross-core    core + a minimal image for Cortex-M4F and RISC-V, sizes
 CORE_TESTS    := test_math test_model_api test_grad test_fast test_golden test_gemm_plain \
-                 test_lean_kernels test_lean
+                 test_lean_kernels test_lean test_lean_plain
 CORE_TEST_DIR := $(BUILD)/test/core
 CORE_TEST_BINS := $(CORE_TESTS:%=$(CORE_TEST_DIR)/%)
 CORE_TEST_HDRS := test/harness.h $(wildcard test/core/*.h) $(CORE_HDRS)
@@ -20,6 +20,8 @@ $(CORE_TEST_DIR)/%: test/core/%.c $(BUILD)/libtinyring.a $(CORE_TEST_HDRS)
 # test_gemm_plain its scalar-FPU branch, as test_gemm_isa_<isa> the vector branch
 # with the host's flags and again without AVX-512 and without AVX
 $(CORE_TEST_DIR)/test_gemm_plain: HOST_CFLAGS += -ffp-contract=off
+# test_lean_plain compiles the one-plane conv kernels into itself, plain branch
+$(CORE_TEST_DIR)/test_lean_plain: HOST_CFLAGS += -ffp-contract=off
 GEMM_ISAS := native:-march=native no-avx512:-mno-avx512f no-avx:-mno-avx
 GEMM_ISA_BINS := $(foreach v,$(GEMM_ISAS),$(CORE_TEST_DIR)/test_gemm_isa_$(firstword $(subst :, ,$(v))))
 $(CORE_TEST_DIR)/test_gemm_isa_%: test/core/test_gemm_plain.c $(CORE_TEST_HDRS) core/tr_kernel_gemm.c

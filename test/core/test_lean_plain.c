@@ -1,0 +1,58 @@
+/* test_lean_plain: the one-plane convolution kernels' plain-C branch (what
+ * the Cortex-M4F and RV32 run) gives the fast kernels' bits, on the host:
+ * core/tr_layer_band.c is compiled here with the vector-register macros
+ * removed, so its #if takes the portable branch. */
+#undef __AVX512F__
+#undef __AVX__
+#undef __SSE2__
+#undef __ARM_NEON
+#include "../../core/tr_layer_band.c"
+#include "harness.h"
+#include "tc_util.h"
+#include <stdio.h>
+
+static void plane_case(const unsigned c[8])
+{
+    struct tr_layer l = tc_layer(TR_LAYER_CONV2D, c[1], c[2], c[3], c[4], c[5], c[6], c[7]);
+    const unsigned n = c[0];
+    const size_t nx = n * tc_in(&l), ny = n * tc_out(&l), P = (size_t)l.out_h * l.out_w;
+    const size_t nw = (size_t)l.out_c * l.in_c * l.d.kernel * l.d.kernel, kk = nw / l.out_c;
+    float *x = tc_rand(nx, -1, 1), *w = tc_rand(nw + l.out_c, -0.3f, 0.3f), *dy = tc_rand(ny, -1, 1);
+    float *s = tc_zeros(tr_conv2d_scratch_floats(&l)), *y = tc_zeros(ny);
+    float *dw = tc_zeros(nw + l.out_c), *dwp = tc_zeros(nw + l.out_c);
+    float *xpad = tc_zeros(tr_conv2d_pad_floats(&l)), *plane = tc_zeros(P);
+    unsigned i, oc, ok = 1;
+
+    tr_conv2d_forward(y, x, w, w + nw, &l, n, s);
+    tr_conv2d_backward(NULL, dw, dw + nw, dy, x, w, &l, n, s);
+    for (oc = 0; oc < l.out_c; oc++)
+        for (i = 0; i < n; i++) {
+            const float *g = dy + ((size_t)i * l.out_c + oc) * P;
+            tr_conv2d_pad(xpad, x + i * tc_in(&l), &l);
+            tr_conv2d_plane(plane, xpad, w + oc * kk, w[nw + oc], &l);
+            ok &= memcmp(plane, y + ((size_t)i * l.out_c + oc) * P, P * 4) == 0;
+            tr_conv2d_plane_dw(dwp + oc * kk, xpad, g, &l);
+        }
+    TH_CHECK(ok, "plain plane conv %ux%ux%u k%u s%u p%u: forward", l.in_c, l.in_h, l.in_w,
+             l.d.kernel, l.d.stride, l.d.pad);
+    TH_CHECK(memcmp(dw, dwp, nw * 4) == 0, "plain plane conv %ux%ux%u k%u s%u p%u: dw",
+             l.in_c, l.in_h, l.in_w, l.d.kernel, l.d.stride, l.d.pad);
+    free(x); free(w); free(dy); free(s); free(y); free(dw); free(dwp); free(xpad); free(plane);
+}
+
+int main(void)
+{
+    static const unsigned cc[][8] = {   /* n, ic, h, w, oc, k, s, p */
+        {2, 1, 28, 28, 16, 5, 1, 2}, {1, 3, 11, 9, 5, 3, 2, 1}, {2, 2, 13, 19, 3, 5, 1, 0},
+        {1, 2, 6, 7, 2, 3, 1, 1},
+    };
+    unsigned i;
+
+#ifdef __SSE2__
+    TH_CHECK(0, "the plain branch was not selected");
+#endif
+    tr_rng_seed(&tc_rng, 5, 55);
+    for (i = 0; i < sizeof cc / sizeof cc[0]; i++)
+        plane_case(cc[i]);
+    return th_report("core_lean_plain");
+}
