@@ -32,6 +32,8 @@ static const char usage[] =
 "  launching\n"
 "    --nproc N             start N ranks on this host (tcp on 127.0.0.1)\n"
 "    --init-method URL     tcp://HOST:PORT (with --rank, --world-size) or env://\n"
+"    --peers FILE          a static table instead: one 'RANK IPV4:PORT' per line (with\n"
+"                          --rank; rings with boards), see README\n"
 "    --rank R  --world-size N\n"
 "    --iface NAME          listen for ring links on this interface's address\n"
 "    --job-token STR       ranks of one job share it; others are refused\n"
@@ -82,7 +84,7 @@ static int num_f(const char *opt, const char *s, float lo, float hi, float *out)
 enum {
     O_EPOCHS = 256, O_BATCH, O_LR, O_MOM, O_SEED, O_ALGO, O_DATA, O_CKPT, O_CKPT_EVERY,
     O_RESUME, O_METRICS, O_PLOT, O_PLOT_FROM, O_SAVE, O_NPROC, O_INIT, O_RANK, O_WORLD,
-    O_IFACE, O_TOKEN, O_TIMEOUT, O_MAXSTEPS, O_HASH, O_QUIET, O_HELP
+    O_IFACE, O_TOKEN, O_TIMEOUT, O_MAXSTEPS, O_HASH, O_QUIET, O_HELP, O_PEERS
 };
 
 int mr_args_parse(struct mr_args *a, int argc, char **argv)
@@ -98,7 +100,8 @@ int mr_args_parse(struct mr_args *a, int argc, char **argv)
         { "world-size", 1, 0, O_WORLD }, { "iface", 1, 0, O_IFACE },
         { "job-token", 1, 0, O_TOKEN }, { "timeout", 1, 0, O_TIMEOUT },
         { "max-steps", 1, 0, O_MAXSTEPS }, { "debug-param-hash", 0, 0, O_HASH },
-        { "quiet", 0, 0, O_QUIET }, { "help", 0, 0, O_HELP }, { 0, 0, 0, 0 }
+        { "quiet", 0, 0, O_QUIET }, { "help", 0, 0, O_HELP }, { "peers", 1, 0, O_PEERS },
+        { 0, 0, 0, 0 }
     };
     char o[32];                 /* the flag being parsed, "--name", for messages */
     uint64_t v;
@@ -148,6 +151,7 @@ int mr_args_parse(struct mr_args *a, int argc, char **argv)
         case O_SAVE: a->save_model = optarg; break;
         case O_NPROC: if (num_u64(o, optarg, 1, 256, &v)) return -1; a->nproc = (int)v; break;
         case O_INIT: a->init_method = optarg; break;
+        case O_PEERS: a->peers = optarg; break;
         case O_RANK: if (num_u64(o, optarg, 0, 255, &v)) return -1; a->rank = (int)v; break;
         case O_WORLD: if (num_u64(o, optarg, 1, 256, &v)) return -1; a->world = (int)v; break;
         case O_IFACE: a->iface = optarg; break;
@@ -181,9 +185,16 @@ int mr_args_parse(struct mr_args *a, int argc, char **argv)
         fprintf(stderr, "mnist_ring: --checkpoint-every needs --checkpoint FILE\n");
         return -1;
     }
-    if (a->nproc && a->init_method) {
-        fprintf(stderr, "mnist_ring: use either --nproc or --init-method, not both\n");
+    if ((a->nproc > 0) + (a->init_method != NULL) + (a->peers != NULL) > 1) {
+        fprintf(stderr, "mnist_ring: use one of --nproc, --init-method and --peers\n");
         return -1;
+    }
+    if (a->peers) {
+        if (a->rank < 0) {
+            fprintf(stderr, "mnist_ring: --peers needs --rank R (this process's line of the table)\n");
+            return -1;
+        }
+        return 0;
     }
     if (a->init_method && !strncmp(a->init_method, "tcp://", 6)) {
         if (a->rank < 0 || a->world < 1 || a->rank >= a->world) {
@@ -194,7 +205,7 @@ int mr_args_parse(struct mr_args *a, int argc, char **argv)
         fprintf(stderr, "mnist_ring: --init-method '%s': want tcp://HOST:PORT or env://\n", a->init_method);
         return -1;
     } else if (!a->init_method && (a->rank >= 0 || a->world >= 0)) {
-        fprintf(stderr, "mnist_ring: --rank/--world-size need --init-method tcp://HOST:PORT\n");
+        fprintf(stderr, "mnist_ring: --rank/--world-size need --init-method tcp://HOST:PORT or --peers FILE\n");
         return -1;
     }
     return 0;

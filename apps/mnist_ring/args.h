@@ -21,6 +21,7 @@ struct mr_args {
     const char *save_model;    /* final model file or NULL */
     int      nproc;            /* > 0: fork this many local ranks */
     const char *init_method;   /* tcp://HOST:PORT or env:// (NULL: single process) */
+    const char *peers;         /* static table file "RANK IPV4:PORT" per line, or NULL */
     int      rank, world;      /* for tcp:// */
     const char *iface;         /* listen on this interface */
     const char *job_token;     /* string shared by the ranks of one job */

@@ -99,7 +99,7 @@ static int launch_local(const struct mr_args *a, const struct mr_dataset *train,
 #endif
             if (getppid() != parent)
                 _exit(1);
-            _exit(mr_train_rank(a, train, test, url, i, n, token));
+            _exit(mr_train_rank(a, train, test, url, NULL, i, n, token));
         }
         pids[i] = p;
         fpid[i] = p;
@@ -158,8 +158,30 @@ static int launch_local(const struct mr_args *a, const struct mr_dataset *train,
     return failed ? 1 : 0;
 }
 
+/* --peers: the table must be sound and hold --rank (and --world-size). */
+static int load_peers(const struct mr_args *a, struct mr_peers *p)
+{
+    char err[1024];
+    if (mr_peers_load(p, a->peers, err, sizeof err) < 0) {
+        fprintf(stderr, "mnist_ring: %s\n", err);
+        return -1;
+    }
+    if (a->rank >= p->world) {
+        fprintf(stderr, "mnist_ring: --rank %d is not in --peers %s (ranks 0..%d)\n", a->rank,
+                a->peers, p->world - 1);
+        return -1;
+    }
+    if (a->world >= 1 && a->world != p->world) {
+        fprintf(stderr, "mnist_ring: --world-size %d, but --peers %s has %d ranks\n", a->world,
+                a->peers, p->world);
+        return -1;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    static struct mr_peers peers;
     struct mr_args a;
     struct mr_dataset train, test;
     char err[2048], metrics_buf[4096];
@@ -176,6 +198,8 @@ int main(int argc, char **argv)
         snprintf(metrics_buf, sizeof metrics_buf, "%s.csv", a.plot);
         a.metrics = metrics_buf;
     }
+    if (a.peers && load_peers(&a, &peers) < 0)
+        return 2;
     /* bad data stops everything here: no process started, no file written */
     if (mr_idx_load_dir(a.data, &train, &test, err, sizeof err) < 0) {
         fprintf(stderr, "mnist_ring: data: %s\n", err);
@@ -183,10 +207,11 @@ int main(int argc, char **argv)
     }
     if (a.nproc > 1)
         rc = launch_local(&a, &train, &test);
-    else if (a.init_method)
-        rc = mr_train_rank(&a, &train, &test, a.init_method, a.rank, a.world, a.job_token);
+    else if (a.init_method || a.peers)
+        rc = mr_train_rank(&a, &train, &test, a.init_method, a.peers ? &peers : NULL, a.rank,
+                           a.world, a.job_token);
     else
-        rc = mr_train_rank(&a, &train, &test, NULL, 0, 1, a.job_token);
+        rc = mr_train_rank(&a, &train, &test, NULL, NULL, 0, 1, a.job_token);
     mr_dataset_free(&train);
     mr_dataset_free(&test);
     return rc;

@@ -39,8 +39,30 @@ struct mr_rank {
 
 /* ---- joining the ring */
 
-static int join(struct mr_rank *r, const char *init_method, int rank, int world,
-                const char *job_token)
+/* --peers: listen on our line of the table, connect to the next rank's. */
+static int join_table(struct mr_rank *r, const struct mr_peers *peers, const char *job_token)
+{
+    struct tr_posix_table_config tc;
+    char err[512];
+    int rc;
+
+    tr_posix_table_config_default(&tc);
+    tc.table = peers->table;
+    tc.rank = r->rank;
+    tc.world = peers->world;
+    tc.job_token = tr_posix_token(job_token);
+    tc.timeout_ms = r->a->timeout_s * 1000u;
+    rc = tr_posix_connect_table(&r->px, &tc, err, sizeof err);
+    if (rc < 0) {
+        fprintf(stderr, "mnist_ring: rank %d: cannot join the ring of --peers %s: %s\n", r->rank,
+                r->a->peers, err);
+        return rc;
+    }
+    return 0;
+}
+
+static int join(struct mr_rank *r, const char *init_method, const struct mr_peers *peers,
+                int rank, int world, const char *job_token)
 {
     const struct mr_args *a = r->a;
     struct tr_posix_config pc;
@@ -49,6 +71,16 @@ static int join(struct mr_rank *r, const char *init_method, int rank, int world,
 
     r->rank = rank < 0 ? 0 : rank;
     r->world = world < 1 ? 1 : world;
+    if (peers) {
+        r->world = peers->world;
+        if (r->world == 1)
+            return 0;
+        if ((rc = join_table(r, peers, job_token)) < 0)
+            return rc;
+        r->have_px = 1;
+        tr_posix_transport(&r->px, &r->tp);
+        return 0;
+    }
     if (!init_method)
         return 0;
     tr_posix_config_default(&pc);
@@ -213,8 +245,14 @@ static int start(struct mr_rank *r)
 
 /* ---- what the events show */
 
-static void print_hash(const struct mr_rank *r, uint64_t step)
+/* --debug-param-hash: this rank's loss (its float bits) and parameter hash
+ * after a step, in the lines the boards print too */
+static void print_hash(const struct mr_rank *r, uint64_t step, float loss)
 {
+    uint32_t bits;
+    memcpy(&bits, &loss, sizeof bits);
+    fprintf(stderr, "loss-bits rank %d step %llu %08x\n", r->rank, (unsigned long long)step,
+            (unsigned)bits);
     fprintf(stderr, "param-hash rank %d step %llu %016llx\n", r->rank, (unsigned long long)step,
             (unsigned long long)tr_train_hash(r->t.model.params, r->t.model.n_params));
 }
@@ -250,7 +288,7 @@ static void on_step(struct mr_rank *r, const struct tr_train_report *rep)
 
     r->t_trained = now;
     if (a->debug_param_hash)
-        print_hash(r, rep->global_step);
+        print_hash(r, rep->global_step, rep->loss);
     if (r->rank != 0 || a->quiet || k >= steps)
         return;
     tty = isatty(STDOUT_FILENO);
@@ -411,7 +449,7 @@ static void teardown(struct mr_rank *r)
 
 int mr_train_rank(const struct mr_args *a, const struct mr_dataset *train,
                   const struct mr_dataset *test, const char *init_method,
-                  int rank, int world, const char *job_token)
+                  const struct mr_peers *peers, int rank, int world, const char *job_token)
 {
     struct mr_rank r;
     int rc;
@@ -421,7 +459,7 @@ int mr_train_rank(const struct mr_args *a, const struct mr_dataset *train,
     r.train = train;
     r.test = test;
     r.last_acc = -1;
-    if ((rc = join(&r, init_method, rank, world, job_token)) == 0 &&
+    if ((rc = join(&r, init_method, peers, rank, world, job_token)) == 0 &&
         (rc = setup(&r, job_token)) == 0 && (rc = start(&r)) == 0 && (rc = run(&r)) == 0)
         rc = finish(&r);
     fflush(stdout);

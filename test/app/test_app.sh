@@ -269,6 +269,41 @@ wait
 check "tcp:// --iface lo: both ranks finish with the same model" \
   test -n "$(final_of "$T/if0.err")" -a "$(awk '$1=="final-hash" {print $5,$7}' "$T/if0.err" "$T/if1.err" | sort -u | wc -l)" -eq 1
 
+# --- --peers FILE: a static table (rings with boards); every fault in it is exit 2 naming the line
+bad_table() {  # bad_table NAME "EXPECTED MESSAGE" LINES...
+  local name=$1 want=$2; shift 2
+  printf '%s\n' "$@" >"$T/peers-$name"
+  "$MR" --data "$D" --peers "$T/peers-$name" --rank 0 --job-token t >/dev/null 2>"$T/peers-$name.err"
+  local st=$?
+  check "--peers, $name: exit 2 (got $st), saying '$want'" \
+    sh -c '[ "$1" -eq 2 ] && grep -qF -- "$2" "$3"' _ $st "$want" "$T/peers-$name.err"
+}
+bad_table no-port "line 2:" "0 127.0.0.1:7001" "1 127.0.0.1"
+bad_table bad-rank "line 1: 'x' is not a rank" "x 127.0.0.1:7001" "1 127.0.0.1:7002"
+bad_table bad-ip "line 3:" "# comment" "0 127.0.0.1:7001" "1 127.0.0.300:7002"
+bad_table extra-word "line 2: want 'RANK IPV4:PORT'" "0 127.0.0.1:7001" "1 127.0.0.1:7002 x"
+bad_table dup-rank "line 3: rank 1 appears twice (also on line 2)" "0 127.0.0.1:7001" "1 127.0.0.1:7002" "1 127.0.0.1:7003"
+bad_table dup-addr "line 2: the address of rank 1 is rank 0's too (line 1)" "0 127.0.0.1:7001" "1 127.0.0.1:7001"
+bad_table missing "rank 2 is missing: 3 lines need ranks 0..2 (line 3 has rank 3)" "0 127.0.0.1:7001" "1 127.0.0.1:7002" "3 127.0.0.1:7004"
+bad_table empty "no 'RANK IPV4:PORT' line" "# nothing"
+printf '0 127.0.0.1:7001\n1 127.0.0.1:7002\n' >"$T/peers-two"
+"$MR" --data "$D" --peers "$T/peers-two" --rank 2 >/dev/null 2>"$T/peers-r2.err"; st=$?
+check "--peers with a --rank not in it: exit 2 (got $st)" \
+  sh -c '[ "$1" -eq 2 ] && grep -q "rank 2 is not in --peers" "$2"' _ $st "$T/peers-r2.err"
+"$MR" --data "$D" --peers "$T/peers-two" >/dev/null 2>"$T/peers-nr.err"; st=$?
+check "--peers without --rank: exit 2 (got $st)" sh -c '[ "$1" -eq 2 ] && grep -q "needs --rank" "$2"' _ $st "$T/peers-nr.err"
+# two processes over a table on 127.0.0.1 == --nproc 2, bit for bit
+p1=$(free_port); p2=$(free_port)
+printf '# rank address:port\n0 127.0.0.1:%s\n\n1 127.0.0.1:%s\n' "$p1" "$p2" >"$T/peers-ok"
+for r in 1 0; do
+  $TO 120 "$MR" --data "$D" --peers "$T/peers-ok" --rank $r --job-token tbl --epochs 4 --lr 0.01 --seed 3 \
+     --debug-param-hash --quiet >"$T/tbl$r.out" 2>"$T/tbl$r.err" &
+done
+wait
+check "--peers: 2 ranks finish with equal params after every step" hashes_agree <(cat "$T/tbl0.err" "$T/tbl1.err") 2 12
+check "--peers 2 ranks == --nproc 2, bit for bit" \
+  test -n "$(final_of "$T/tbl0.err")" -a "$(final_of "$T/tbl0.err")" = "$(final_of "$T/r2.err")"
+
 # --- allreduce algorithms: all give identical params across ranks, and learn
 for algo in chain reduce-bcast; do
   $TO 60 "$MR" --data "$D" --nproc 3 --epochs 2 --lr 0.01 --allreduce $algo --debug-param-hash --quiet >"$T/$algo.out" 2>"$T/$algo.err"
