@@ -1,5 +1,7 @@
-# tinyring: what the library is made of, for the CMake build
-# (CMakeLists.txt) and any other CMake-based description of it.
+# tinyring: what the library is made of, read by every CMake-based description
+# of it: the CMake build (CMakeLists.txt), the Zephyr module
+# (zephyr/CMakeLists.txt), the ESP-IDF component (cmake/esp-idf.cmake) and the
+# Arduino forwarding files' generator (cmake/arduino-src.cmake).
 #
 # The source lists are globs of the tree, so a file added to core/ or a port
 # is built by all of them without an edit here. The Makefile globs the same

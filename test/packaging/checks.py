@@ -11,7 +11,18 @@ Commands:
                              has exactly the Makefile's CORE_CFLAGS, less -O/-I
   private ROOT CCJSON        core's own flags reach core's objects only, and
                              no object gets -Werror
+  pio ROOT VERSION FLAGS     library.json
+  arduino ROOT VERSION       library.properties (and src/, its header)
+  idf ROOT VERSION           idf_component.yml
+  zephyr ROOT                zephyr/module.yml
+  kconfig ROOT OUTDIR        Kconfig and zephyr/Kconfig through kconfiglib;
+                             writes OUTDIR/{zephyr,idf}.cmake with the
+                             CONFIG_ values of a configuration with the lwIP
+                             transport chosen
+  registered LIST ROOT LWIP  the sources a Zephyr or ESP-IDF stand-in recorded
+                             exist and are core/*.c (+ port/lwip/*.c if LWIP=1)
 """
+import glob
 import json
 import os
 import re
@@ -84,6 +95,133 @@ def private(root, ccjson):
             fail("%s gets core's %s" % (f, sorted(got & own)))
 
 
+def exists(root, rel, what):
+    if not os.path.exists(os.path.join(root, rel)):
+        fail("%s names %s, which does not exist" % (what, rel))
+
+
+def pio(root, version, core_flags):
+    m = json.load(open(os.path.join(root, "library.json")))
+    b = m.get("build", {})
+    if m.get("name") != "tinyring" or m.get("version") != version:
+        fail("library.json: name %r version %r (want tinyring %s)"
+             % (m.get("name"), m.get("version"), version))
+    if b.get("flags") != core_flags.split():
+        fail("library.json build.flags %s != cmake's %s" % (b.get("flags"), core_flags))
+    src = os.path.join(root, b.get("srcDir", "src"))
+    exists(root, b.get("srcDir", "src"), "build.srcDir")
+    exists(root, b.get("includeDir", "include"), "build.includeDir")
+    exists(os.path.join(root, b.get("includeDir", "include")), m.get("headers"), "headers")
+    for p in m.get("export", {}).get("include", []):
+        exists(root, p, "export.include")
+    # srcFilter: +<glob> / -<glob>, applied in order, relative to srcDir
+    sel = set()
+    for item in b.get("srcFilter", []):
+        for sign, pat in re.findall(r"([+-])<([^>]*)>", item):
+            hits = {os.path.relpath(p, src) for p in glob.glob(os.path.join(src, pat))}
+            if sign == "+" and not hits:
+                fail("srcFilter %s%s matches nothing" % (sign, pat))
+            sel = sel | hits if sign == "+" else sel - hits
+    core = {os.path.relpath(p, src) for p in glob.glob(os.path.join(root, "core", "*.c"))}
+    if sel != core:
+        fail("srcFilter selects %s, not core/*.c" % sorted(sel ^ core))
+
+
+def arduino(root, version):
+    props = {}
+    for line in open(os.path.join(root, "library.properties"), encoding="utf-8"):
+        line = line.rstrip("\n")
+        if line and not line.startswith("#"):
+            if "=" not in line:
+                fail("library.properties: not key=value: %r" % line)
+            k, v = line.split("=", 1)
+            props[k] = v
+    for k in ("name", "version", "author", "maintainer", "sentence", "paragraph",
+              "category", "architectures"):
+        if not props.get(k):
+            fail("library.properties: no %s" % k)
+    if not re.match(r"^[A-Za-z0-9][A-Za-z0-9 _.-]*$", props["name"]):
+        fail("library.properties: bad name %r" % props["name"])
+    if props["version"] != version:
+        fail("library.properties: version %s, core/tinyring.h says %s" % (props["version"], version))
+    cats = {"Display", "Communication", "Signal Input/Output", "Sensors",
+            "Device Control", "Timing", "Data Storage", "Data Processing", "Other"}
+    if props["category"] not in cats:
+        fail("library.properties: category %r" % props["category"])
+    for h in props.get("includes", "").split(","):
+        if h.strip():
+            exists(root, os.path.join("src", h.strip()), "includes")
+
+
+def idf(root, version):
+    import yaml
+    m = yaml.safe_load(open(os.path.join(root, "idf_component.yml")))
+    if m.get("version") != version:
+        fail("idf_component.yml: version %r, core/tinyring.h says %s" % (m.get("version"), version))
+    if not isinstance(m.get("dependencies", {}), dict) or "idf" not in m["dependencies"]:
+        fail("idf_component.yml: no dependencies.idf")
+    files = m.get("files", {})
+    for p in files.get("include", []) + files.get("exclude", []):
+        head = p.split("/")[0]
+        if "*" not in head:
+            exists(root, head, "files pattern " + p)
+    for k in ("CMakeLists.txt", "Kconfig"):
+        exists(root, k, "the component")
+
+
+def zephyr(root):
+    import yaml
+    m = yaml.safe_load(open(os.path.join(root, "zephyr", "module.yml")))
+    known = {"name", "build", "tests", "samples", "boards", "blobs", "package-managers", "security"}
+    if set(m) - known:
+        fail("module.yml: unknown keys %s" % sorted(set(m) - known))
+    if not re.match(r"^[A-Za-z0-9_.-]+$", str(m.get("name", ""))):
+        fail("module.yml: name %r" % m.get("name"))
+    b = m.get("build", {})
+    if not isinstance(b.get("cmake"), str) or not isinstance(b.get("kconfig"), str):
+        fail("module.yml: build.cmake and build.kconfig must be paths")
+    exists(root, os.path.join(b["cmake"], "CMakeLists.txt"), "build.cmake")
+    exists(root, b["kconfig"], "build.kconfig")
+
+
+def kconfig(root, outdir):
+    import kconfiglib
+    os.environ.setdefault("srctree", root)
+    for top, gate, name in (("zephyr/Kconfig", "TINYRING", "zephyr"), ("Kconfig", None, "idf")):
+        k = kconfiglib.Kconfig(os.path.join(root, top), warn_to_stderr=False)
+        if k.warnings:
+            fail("%s: %s" % (top, "; ".join(k.warnings)))
+        if gate:
+            if k.syms[gate].tri_value != 0:
+                fail("%s: %s is on by default" % (top, gate))
+            k.syms[gate].set_value(2)
+        none, lwip = k.syms["TINYRING_TRANSPORT_NONE"], k.syms["TINYRING_TRANSPORT_LWIP"]
+        if none.tri_value != 2 or lwip.tri_value != 0:
+            fail("%s: the default transport is not none" % top)
+        lwip.set_value(2)
+        if lwip.tri_value != 2 or none.tri_value != 0:
+            fail("%s: the lwIP transport cannot be chosen" % top)
+        with open(os.path.join(outdir, name + ".cmake"), "w") as out:
+            for s in k.unique_defined_syms:
+                if s.name.startswith("TINYRING") and s.str_value == "y":
+                    out.write("set(CONFIG_%s y)\n" % s.name)
+
+
+def registered(listfile, root, lwip):
+    got = [l.strip() for l in open(listfile) if l.strip()]
+    for p in got:
+        if not os.path.isfile(p):
+            fail("registered %s, which does not exist" % p)
+    want = glob.glob(os.path.join(root, "core", "*.c"))
+    if lwip == "1":
+        want += glob.glob(os.path.join(root, "port", "lwip", "*.c"))
+    norm = lambda ps: sorted(os.path.realpath(p) for p in ps)
+    if norm(got) != norm(want):
+        fail("registered sources differ from the tree: %s" % sorted(set(norm(got)) ^ set(norm(want))))
+
+
 if __name__ == "__main__":
     cmd, args = sys.argv[1], sys.argv[2:]
-    {"losses": losses, "flags": flags, "private": private}[cmd](*args)
+    {"losses": losses, "flags": flags, "private": private, "pio": pio,
+     "arduino": arduino, "idf": idf, "zephyr": zephyr, "kconfig": kconfig,
+     "registered": registered}[cmd](*args)

@@ -9,8 +9,12 @@
 #      CMake's core flags equal the Makefile's CORE_CFLAGS; find_package and
 #      pkg-config consumers build and run.
 #   4. The same for Cortex-M4F with an arm-none-eabi toolchain file: the
-#      find_package consumer runs under qemu-system-arm and prints the
-#      host's losses bit for bit.
+#      find_package consumer and the Arduino layout (src/) run under
+#      qemu-system-arm and print the host's losses bit for bit.
+#   5. library.json, library.properties, idf_component.yml, zephyr/module.yml
+#      and both Kconfig files; the Zephyr module and the ESP-IDF component run
+#      against stand-ins for the functions they call, and what they register
+#      is built.
 # usage: run.sh OUTDIR, with from the Makefile: TR_CORE_CFLAGS, TR_M4_ARCH,
 # TR_BOARD_SOURCES, TR_LWIP_DIR, TR_LWIP_SOURCES, TR_QEMU. Suite "packaging".
 . "$(dirname "$0")/../lib.sh"
@@ -54,6 +58,7 @@ same() {
 
 desc=$(cmake -P "$here/describe.cmake" 2>&1)
 version=$(sed -n 's/^version //p' <<<"$desc")
+flags=$(sed -n 's/^flags //p' <<<"$desc")
 check "cmake/tinyring-sources.cmake reads the version from core/tinyring.h ($version)" \
   sh -c 'maj=${1%%.*}; min=${1#*.}; min=${min%%.*}; [ "$1" = "$maj.$min.0" ] &&
     grep -Eq "^#define TR_VERSION_MAJOR +$maj\$" "$2" && grep -Eq "^#define TR_VERSION_MINOR +$min\$" "$2"' \
@@ -127,7 +132,7 @@ check "pkg-config: cc \$(pkg-config --cflags --libs tinyring) builds the consume
 check "pkg-config: same losses and parameters as add_subdirectory" same "$out/host.out" "$out/pkgconfig.out"
 unset PKG_CONFIG_PATH
 
-# 4. Cortex-M4F: install with the toolchain file, find_package
+# 4. Cortex-M4F: install with the toolchain file, find_package, the Arduino layout
 export TR_M4_ARCH
 tc=$here/arm-none-eabi.cmake
 mp=$out/prefix-m4
@@ -142,5 +147,44 @@ check "find_package: the image runs under qemu-system-arm mps2-an386" \
   qemu_run "$out/package-m4/consumer.elf" "$out/m4.out"
 check "find_package: Cortex-M4F losses and parameters equal the host's bit for bit" \
   same "$out/host.out" "$out/m4.out"
+check "Arduino: src/ forwards to exactly core/*.c and core/*.h (cmake/arduino-src.cmake)" \
+  step arduino-src cmake -DCHECK=1 -P "$root/cmake/arduino-src.cmake"
+check "Arduino: src/ built as the IDE does (only src/ on the path, gnu11 -Os, no tinyring flags)" \
+  step arduino-m4 consumer arduino-m4 -DTR_CONSUME=arduino -DCMAKE_TOOLCHAIN_FILE="$tc" \
+    -DCMAKE_BUILD_TYPE=MinSizeRel -DCMAKE_C_STANDARD=11 "-DTR_BOARD_SOURCES=$board_sources"
+check "Arduino: the image runs under QEMU" qemu_run "$out/arduino-m4/consumer.elf" "$out/arduino.out"
+check "Arduino: losses and parameters equal the host's bit for bit" same "$out/host.out" "$out/arduino.out"
+
+# 5. the other ecosystems' descriptions
+check "library.json (PlatformIO): JSON, version, core's flags, srcFilter selects core/*.c, paths exist" \
+  "$py" "$here/checks.py" pio "$root" "$version" "$flags"
+check "library.properties (Arduino 1.5): fields, version, category, includes exists" \
+  "$py" "$here/checks.py" arduino "$root" "$version"
+check "idf_component.yml: YAML, version, files patterns name existing directories" \
+  "$py" "$here/checks.py" idf "$root" "$version"
+check "zephyr/module.yml: YAML, build.cmake and build.kconfig exist" \
+  "$py" "$here/checks.py" zephyr "$root"
+check "Kconfig, zephyr/Kconfig: kconfiglib parses them; transport none by default, lwIP selectable" \
+  "$py" "$here/checks.py" kconfig "$root" "$out"
+check "ESP-IDF: early requirement expansion (cmake -P) runs the component file; requires lwip" \
+  sh -c 'cmake -DTR_SOURCE_DIR="$1" -DTR_RECORD="$2" -P "$3" && grep -qx "PRIV_REQUIRES=lwip" "$2"' \
+  _ "$root" "$out/idf-early.txt" "$here/mock/esp-idf/early.cmake"
+# standin NAME DIR ARGS...: configure and build a stand-in project (DIR) for
+# tinyring's NAME description, with kconfiglib's CONFIG_ values; the sources
+# it registers are listed in $out/NAME.txt
+standin() {
+  local name=$1 dir=$2; shift 2
+  cmake -S "$dir" -B "$out/$name" -DTR_SOURCE_DIR="$root" -DTR_CONFIG="$out/$name.cmake" \
+    -DTR_RECORD="$out/$name.txt" "$@" && cmake --build "$out/$name" -j2
+}
+lwip_inc="$TR_LWIP_DIR/src/include;$root/port/lwip"
+check "ESP-IDF: the component (lwIP transport) registers and builds against a stand-in" \
+  step idf standin idf "$here/mock/esp-idf" "-DTR_LWIP_INCLUDE=$lwip_inc"
+check "ESP-IDF: registered sources are core/*.c and port/lwip/*.c" \
+  "$py" "$here/checks.py" registered "$out/idf.txt" "$root" 1
+check "Zephyr: the module (lwIP transport) registers and builds against stand-ins" \
+  step zephyr standin zephyr "$here/mock/zephyr" "-DTINYRING_LWIP_INCLUDE_DIRS=$lwip_inc"
+check "Zephyr: registered sources are core/*.c and port/lwip/*.c" \
+  "$py" "$here/checks.py" registered "$out/zephyr.txt" "$root" 1
 
 report packaging
