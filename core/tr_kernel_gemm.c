@@ -33,6 +33,9 @@
 #elif defined(__GNUC__) && (defined(__AVX512F__) || defined(__AVX__) || \
                             defined(__ARM_NEON) || defined(__SSE2__))
 #define TR_GEMM_VEC 1      /* generic vector extension tiles */
+#elif defined(__GNUC__) && defined(__thumb2__) && defined(__ARM_FP) && (__ARM_FP & 4)
+#define TR_GEMM_SCALAR 1   /* scalar FPU tiles, */
+#define TR_GEMM_VFP_ASM 1  /* the 6-row one in Arm VFP assembly (Cortex-M4F, M7, M33) */
 #else
 #define TR_GEMM_SCALAR 1   /* scalar FPU tiles */
 #endif
@@ -216,7 +219,7 @@ static void gemm(float *c, const float *a, const float *b, size_t m, size_t n,
  * pointer step), one value of each of the 6 A rows (on Arm a post-increment
  * load each), and does 24 multiplies and 24 adds: on the Cortex-M4F 61
  * instructions with the loop's compare and branch, 2.54 per multiply-add.
- * RISC-V has no post-increment, so its loop walks 4 k steps per turn (the A
+ * RISC-V has no post-increment, so its loop walks 2 k steps per turn (the A
  * loads use offsets and each row pointer steps once per turn).
  *
  * GCC's first scheduling pass hoists loads and multiplies so far ahead that
@@ -226,7 +229,7 @@ static void gemm(float *c, const float *a, const float *b, size_t m, size_t n,
 #define TR_MR 6
 #define TR_NR 4
 #if defined(__riscv)
-#define TR_KU 4   /* k steps per loop turn */
+#define TR_KU 2   /* k steps per loop turn */
 #else
 #define TR_KU 1
 #endif
@@ -349,46 +352,148 @@ TR_TILE void tile_rows(float *restrict c, const float *restrict a, const float *
 }
 #endif
 
-TR_TILE_FN void tile6(float *c, const float *a, const float *b, size_t k,
-                      size_t lda, size_t ldb, size_t ldc, int acc)
-{
-    tile_rows(c, a, b, k, lda, ldb, ldc, acc, 6);
-}
+#if defined(TR_GEMM_VFP_ASM)
+/* ---- tiles of 4, 5 and 6 rows x 4 columns in Arm VFP assembly (Thumb-2,
+ * 32 single registers)
+ *
+ * The same operations as tile() in the same order, with what C cannot ask
+ * of GCC: the B row in one load-multiple (vldmia of 4 registers), C's rows
+ * likewise, and the k loop unrolled twice. Accumulators s8-s31 (row r in
+ * s8+4r .. s11+4r), B row s0-s3, the A value s4, products s5-s7. A k step:
+ * the B row and its pointer step, one A load per row, 4 multiplies and 4
+ * adds per row; for 6 rows a pair of steps with the loop's subs and bne is
+ * 114 instructions for 48 multiply-adds (2.375 per multiply-add). */
+#define VFP_ROW(ai, x0, x1, x2, x3)                                           \
+    "vldmia %[" ai "]!, {s4}\n\t"                                             \
+    "vmul.f32 s5, s4, s0\n\t"                                                 \
+    "vmul.f32 s6, s4, s1\n\t"                                                 \
+    "vadd.f32 " x0 ", " x0 ", s5\n\t"                                         \
+    "vmul.f32 s7, s4, s2\n\t"                                                 \
+    "vadd.f32 " x1 ", " x1 ", s6\n\t"                                         \
+    "vmul.f32 s5, s4, s3\n\t"                                                 \
+    "vadd.f32 " x2 ", " x2 ", s7\n\t"                                         \
+    "vadd.f32 " x3 ", " x3 ", s5\n\t"
+#define VFP_B "vldmia %[b], {s0-s3}\n\tadd %[b], %[b], %[ldb4]\n\t"
+#define VFP_ROWS4                                                             \
+    VFP_ROW("a0", "s8", "s9", "s10", "s11")                                   \
+    VFP_ROW("a1", "s12", "s13", "s14", "s15")                                 \
+    VFP_ROW("a2", "s16", "s17", "s18", "s19")                                 \
+    VFP_ROW("a3", "s20", "s21", "s22", "s23")
+#define VFP_ROWS5 VFP_ROWS4 VFP_ROW("a4", "s24", "s25", "s26", "s27")
+#define VFP_ROWS6 VFP_ROWS5 VFP_ROW("a5", "s28", "s29", "s30", "s31")
+/* C's rows from or to the accumulators: t walks the rows, t2 holds ldc
+ * bytes */
+#define VFP_C4(op)                                                            \
+    "ldr %[t], [%[args]]\n\t"                                                 \
+    "ldr %[t2], [%[args], #4]\n\t"                                            \
+    op " %[t], {s8-s11}\n\tadd %[t], %[t], %[t2]\n\t"                         \
+    op " %[t], {s12-s15}\n\tadd %[t], %[t], %[t2]\n\t"                        \
+    op " %[t], {s16-s19}\n\tadd %[t], %[t], %[t2]\n\t"                        \
+    op " %[t], {s20-s23}\n\t"
+#define VFP_C5(op) VFP_C4(op) "add %[t], %[t], %[t2]\n\t" op " %[t], {s24-s27}\n\t"
+#define VFP_C6(op) VFP_C5(op) "add %[t], %[t], %[t2]\n\t" op " %[t], {s28-s31}\n\t"
 
-/* the rows below a multiple of 6: 4, 2 and 1 row tiles */
-TR_TILE_FN void tile_rest(float *c, const float *a, const float *b, size_t m, size_t k,
-                          size_t lda, size_t ldb, size_t ldc, int acc)
+static const float tr_zero24[24];
+
+/* C (rows, 4) += A (rows, k) * B (k, 4), or = with acc 0: the assembly
+ * for ROWS (the B row, the rows' steps), CROWS (C's rows) and ACCS (the
+ * accumulator registers) */
+#define VFP_TILE(name, ROWS, CROWS, ACCS)                                     \
+    static void name(float *c, const float *a, const float *b, size_t k,     \
+                     size_t lda, size_t ldb, size_t ldc, int acc)            \
+    {                                                                         \
+        /* what the assembly reads from memory: C, its row stride in bytes, \
+         * whether to start from C or from +0, and 24 zeros */               \
+        const struct { float *c; size_t ldc4; int acc; const float *zero; } args = { \
+            c, ldc * sizeof *c, acc, tr_zero24};                              \
+        const float *a0 = a, *a1 = a0 + lda, *a2 = a1 + lda, *a3 = a2 + lda;  \
+        const float *a4 = a3 + lda, *a5 = a4 + lda;                           \
+        const size_t ldb4 = ldb * sizeof *b;                                  \
+        size_t t, t2;                                                         \
+        __asm__ volatile(                                                     \
+            "ldr %[t], [%[args], #8]\n\t"                                     \
+            "cmp %[t], #0\n\t"                                                \
+            "beq 1f\n\t"                                                      \
+            CROWS("vldmia")                                                   \
+            "b 2f\n"                                                          \
+            "1:\n\t"                                                          \
+            "ldr %[t], [%[args], #12]\n\t"                                    \
+            "vldmia %[t], {" ACCS "}\n"                                       \
+            "2:\n\t"                                                          \
+            "lsrs %[t], %[k], #1\n\t"                                         \
+            "beq 4f\n"                                                        \
+            "3:\n\t"                                                          \
+            VFP_B ROWS VFP_B ROWS                                             \
+            "subs %[t], %[t], #1\n\t"                                         \
+            "bne 3b\n"                                                        \
+            "4:\n\t"                                                          \
+            "tst %[k], #1\n\t"                                                \
+            "beq 5f\n\t"                                                      \
+            VFP_B ROWS                                                        \
+            "5:\n\t"                                                          \
+            CROWS("vstmia")                                                   \
+            : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3),     \
+              [a4] "+r"(a4), [a5] "+r"(a5), [b] "+r"(b), [t] "=&r"(t),        \
+              [t2] "=&r"(t2)                                                  \
+            : [k] "r"(k), [ldb4] "r"(ldb4), [args] "r"(&args)                 \
+            : "s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9",     \
+              "s10", "s11", "s12", "s13", "s14", "s15", "s16", "s17", "s18",  \
+              "s19", "s20", "s21", "s22", "s23", "s24", "s25", "s26", "s27",  \
+              "s28", "s29", "s30", "s31", "cc", "memory");                    \
+    }
+VFP_TILE(tile_vfp6, VFP_ROWS6, VFP_C6, "s8-s31")
+VFP_TILE(tile_vfp5, VFP_ROWS5, VFP_C5, "s8-s27")
+VFP_TILE(tile_vfp4, VFP_ROWS4, VFP_C4, "s8-s23")
+
+/* a block of mr rows (1..6): 4 to 6 in assembly, fewer in C */
+static void tile_block(float *c, const float *a, const float *b, size_t mr, size_t k,
+                       size_t lda, size_t ldb, size_t ldc, int acc)
 {
-    if (m >= 4) {
-        tile_rows(c, a, b, k, lda, ldb, ldc, acc, 4);
-        c += 4 * ldc;
-        a += 4 * lda;
-        m -= 4;
+    switch (mr) {
+    case 6: tile_vfp6(c, a, b, k, lda, ldb, ldc, acc); break;
+    case 5: tile_vfp5(c, a, b, k, lda, ldb, ldc, acc); break;
+    case 4: tile_vfp4(c, a, b, k, lda, ldb, ldc, acc); break;
+    case 3: tile_rows(c, a, b, k, lda, ldb, ldc, acc, 3); break;
+    case 2: tile_rows(c, a, b, k, lda, ldb, ldc, acc, 2); break;
+    default: tile_rows(c, a, b, k, lda, ldb, ldc, acc, 1); break;
     }
-    if (m >= 2) {
-        tile_rows(c, a, b, k, lda, ldb, ldc, acc, 2);
-        c += 2 * ldc;
-        a += 2 * lda;
-        m -= 2;
+}
+#else
+/* a block of mr rows (1..6) */
+TR_TILE_FN void tile_block(float *c, const float *a, const float *b, size_t mr, size_t k,
+                           size_t lda, size_t ldb, size_t ldc, int acc)
+{
+    switch (mr) {
+    case 6: tile_rows(c, a, b, k, lda, ldb, ldc, acc, 6); break;
+    case 5: tile_rows(c, a, b, k, lda, ldb, ldc, acc, 5); break;
+    case 4: tile_rows(c, a, b, k, lda, ldb, ldc, acc, 4); break;
+    case 3: tile_rows(c, a, b, k, lda, ldb, ldc, acc, 3); break;
+    case 2: tile_rows(c, a, b, k, lda, ldb, ldc, acc, 2); break;
+    default: tile_rows(c, a, b, k, lda, ldb, ldc, acc, 1); break;
     }
-    if (m)
-        tile_rows(c, a, b, k, lda, ldb, ldc, acc, 1);
+}
+#endif
+
+/* the next row block of the left rows: at most 6, as even as possible
+ * (25 rows: 5 blocks of 5; 32: 6, 6, 5, 5, 5, 5) */
+static size_t block_rows(size_t left)
+{
+    return left / ((left + TR_MR - 1) / TR_MR);
 }
 
 static void gemm(float *c, const float *a, const float *b, size_t m, size_t n,
                  size_t k, size_t lda, size_t ldb, size_t ldc, int acc)
 {
-    const size_t nb = n - n % TR_NR, mb = m - m % TR_MR;
-    size_t i, j;
+    const size_t nb = n - n % TR_NR;
+    size_t i, j, r;
 
     /* column strips outermost: the strip of B (k, 4) is reread by every
      * row block while it is still in the cache, where there is one */
-    for (j = 0; j < nb; j += TR_NR) {
-        for (i = 0; i < mb; i += TR_MR)
-            tile6(c + i * ldc + j, a + i * lda, b + j, k, lda, ldb, ldc, acc);
-        if (mb < m)
-            tile_rest(c + mb * ldc + j, a + mb * lda, b + j, m - mb, k, lda, ldb, ldc, acc);
-    }
+    for (j = 0; j < nb; j += TR_NR)
+        for (i = 0; i < m; i += r) {
+            r = block_rows(m - i);
+            tile_block(c + i * ldc + j, a + i * lda, b + j, r, k, lda, ldb, ldc, acc);
+        }
     if (nb < n)
         gemm_tail(c + nb, a, b + nb, m, n - nb, k, lda, ldb, ldc, acc);
 }
