@@ -6,9 +6,10 @@
 Commands:
   losses OUT                 OUT holds 5 "loss S BITS" lines, S = 0..4, and
                              one "params HASH"; the last loss is below the first
-  flags ROOT CORE_CFLAGS CCJSON
+  flags ROOT CORE_CFLAGS HOST_ARCH CCJSON
                              every object of ROOT/core/ in compile_commands.json
                              has exactly the Makefile's CORE_CFLAGS, less -O/-I
+                             (HOST_ARCH, given as CMAKE_C_FLAGS, set aside)
   private ROOT CCJSON        core's own flags reach core's objects only, and
                              no object gets -Werror
   pio ROOT VERSION FLAGS     library.json
@@ -66,12 +67,13 @@ def core_objects(root, ccjson):
     return core, other
 
 
-def flags(root, core_cflags, ccjson):
+def flags(root, core_cflags, host_arch, ccjson):
     make = {w for w in core_cflags.split() if not re.match(r"-(I|O)", w)}
     core, _ = core_objects(root, ccjson)
     if not core:
         fail("no core objects in " + ccjson)
     for f, got in core:
+        got = got - set(host_arch.split())
         if got != make:
             fail("%s: CMake adds %s, lacks %s (vs the Makefile's CORE_CFLAGS)"
                  % (os.path.basename(f), sorted(got - make) or "nothing",

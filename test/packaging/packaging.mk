@@ -13,7 +13,7 @@ PACKAGING_OUT := $(BUILD)/packaging
 .PHONY: test-packaging arduino-src
 test-packaging: | $(LWIP_STAMP)
 	@mkdir -p $(TR_RESULTS)
-	@CC='$(CC)' TR_CORE_CFLAGS='$(CORE_CFLAGS)' TR_M4_ARCH='$(M4F_ARCH)' \
+	@CC='$(CC)' TR_CORE_CFLAGS='$(CORE_CFLAGS)' TR_HOST_ARCH='$(HOST_ARCH)' TR_M4_ARCH='$(M4F_ARCH)' \
 	  TR_BOARD_SOURCES='$(BOARD_BSP_SRCS)' TR_LWIP_DIR='$(abspath $(LWIP_DIR))' \
 	  TR_LWIP_SOURCES='$(abspath $(LWIP_CORE_SRCS))' TR_QEMU='$(BOARD_QEMU)' \
 	  timeout 600 bash test/packaging/run.sh $(abspath $(PACKAGING_OUT))

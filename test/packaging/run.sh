@@ -15,7 +15,7 @@
 #      and both Kconfig files; the Zephyr module and the ESP-IDF component run
 #      against stand-ins for the functions they call, and what they register
 #      is built.
-# usage: run.sh OUTDIR, with from the Makefile: TR_CORE_CFLAGS, TR_M4_ARCH,
+# usage: run.sh OUTDIR, with from the Makefile: TR_CORE_CFLAGS, TR_HOST_ARCH, TR_M4_ARCH,
 # TR_BOARD_SOURCES, TR_LWIP_DIR, TR_LWIP_SOURCES, TR_QEMU. Suite "packaging".
 . "$(dirname "$0")/../lib.sh"
 out=$1
@@ -104,16 +104,17 @@ check "FetchContent: installing the consumer installs nothing of tinyring" \
 
 # 3. install (with the Makefile's warnings as errors), find_package, pkg-config
 hp=$out/prefix-host
-check "install: host build with TINYRING_STRICT, installed into a temporary prefix" \
+# core as the Makefile builds it for the host: CORE_CFLAGS and HOST_ARCH
+check "install: host build with TINYRING_STRICT and HOST_ARCH, installed into a temporary prefix" \
   step install-host sh -c 'cmake -S "$1" -B "$2" -DCMAKE_BUILD_TYPE=Release -DTINYRING_STRICT=ON \
-      -DCMAKE_EXPORT_COMPILE_COMMANDS=ON && cmake --build "$2" -j2 && cmake --install "$2" --prefix "$3"' \
-    _ "$root" "$out/install-host" "$hp"
+      "-DCMAKE_C_FLAGS=$4" -DCMAKE_EXPORT_COMPILE_COMMANDS=ON && cmake --build "$2" -j2 &&
+      cmake --install "$2" --prefix "$3"' _ "$root" "$out/install-host" "$hp" "$TR_HOST_ARCH"
 check "install: libraries, headers, package config + version file, tinyring.pc" \
   sh -c 'cd "$1" && for f in lib/libtinyring.a lib/libtinyring_posix.a include/tinyring/tinyring.h \
       include/tinyring/tr_posix.h lib/cmake/tinyring/tinyringConfig.cmake \
       lib/cmake/tinyring/tinyringConfigVersion.cmake lib/pkgconfig/tinyring.pc; do [ -f "$f" ] || exit 1; done' _ "$hp"
 check "CMake compiles core with the Makefile's CORE_CFLAGS (less -O, -I)" \
-  "$py" "$here/checks.py" flags "$root" "$TR_CORE_CFLAGS" "$out/install-host/compile_commands.json"
+  "$py" "$here/checks.py" flags "$root" "$TR_CORE_CFLAGS" "$TR_HOST_ARCH" "$out/install-host/compile_commands.json"
 check "find_package(tinyring 0.1 COMPONENTS posix): host consumer builds" \
   step package consumer package -DTR_CONSUME=package -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$hp"
 "$out/package/consumer" >"$out/package.out" 2>&1
