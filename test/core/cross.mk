@@ -8,13 +8,14 @@
 #   board-cycles instructions per training sample on the three targets
 #                (apps/board_mps2/cycles.sh; the target lives in board.mk)
 #
-# An image is named by its variant C1-C2-BATCH-STEPS-CHECKS: the net's
-# channels, the micro-batch, the training steps and whether the GEMM and
-# fast-vs-reference checks run first. $(CROSS_DIR)/<target>/<variant>.elf;
-# the host twin is $(CROSS_DIR)/host/<variant>.
+# An image is named by its variant C1-C2-BATCH-STEPS-CHECKS[-PLAN]: the
+# net's channels, the micro-batch, the training steps, whether the GEMM and
+# fast-vs-reference checks run first, and the execution plan (0 fast, the
+# default; 1 lean). $(CROSS_DIR)/<target>/<variant>.elf; the host twin is
+# $(CROSS_DIR)/host/<variant>.
 CROSS_DIR     := $(BUILD)/cross
 CROSS_CFLAGS  := $(CORE_MCU_CFLAGS)
-CROSS_TEST_VARIANT := 4-8-4-3-1
+CROSS_TEST_VARIANTS := 4-8-4-3-1 4-8-4-3-0-1
 # the startup files cast the stack symbol into the vector table: not -pedantic
 CROSS_IMG_CFLAGS := $(filter-out -pedantic,$(CROSS_CFLAGS))
 CROSS_ARCHS := m4 rv32 m55
@@ -55,10 +56,10 @@ $(ARENA_SIZES): test/core/arena_sizes.c $(BUILD)/libtinyring.a $(CORE_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(HOST_CFLAGS) -o $@ $< $(BUILD)/libtinyring.a
 
-# a variant's static arena, from the size query: C1 C2 BATCH of the stem
+# a variant's static arena, from the size query: C1 C2 BATCH [PLAN] of the stem
 $(CROSS_DIR)/var/%/image_arena.h: $(ARENA_SIZES)
 	@mkdir -p $(dir $@)
-	$(ARENA_SIZES) -h $(wordlist 1,3,$(subst -, ,$*)) > $@
+	$(ARENA_SIZES) -h $(wordlist 1,3,$(subst -, ,$*)) $(word 6,$(subst -, ,$*)) > $@
 
 cross_steps  = -DIMAGE_STEPS=$(word 4,$(subst -, ,$(1))) -DIMAGE_CHECKS=$(word 5,$(subst -, ,$(1)))
 
@@ -90,10 +91,12 @@ $(CROSS_DIR)/host/%: $(CROSS_DIR)/var/%/image_arena.h $(CROSS_IMG_SRCS) test/cor
 	$(CC) $(filter-out -ffreestanding,$(CORE_HOST_CFLAGS)) -Icore -I$(CROSS_DIR)/var/$* \
 	  $(call cross_steps,$*) -o $@ test/core/cross/port_host.c test/core/cross/image.c $(BUILD)/libtinyring.a
 
-CROSS_TEST_IMAGES := $(CROSS_ARCHS:%=$(CROSS_DIR)/%/$(CROSS_TEST_VARIANT).elf)
+CROSS_TEST_IMAGES := $(foreach v,$(CROSS_TEST_VARIANTS),$(CROSS_ARCHS:%=$(CROSS_DIR)/%/$(v).elf) \
+                       $(CROSS_DIR)/host/$(v))
+CROSS_TEST_VARIANT := $(firstword $(CROSS_TEST_VARIANTS))
 
 .PHONY: cross-core test-cross cross-images
-cross-images: $(CROSS_TEST_IMAGES) $(CROSS_DIR)/host/$(CROSS_TEST_VARIANT)
+cross-images: $(CROSS_TEST_IMAGES)
 
 cross-core: cross-images
 	@$(foreach a,$(CROSS_ARCHS),\
@@ -106,7 +109,7 @@ cross-core: cross-images
 # cross objects (nothing shared with a parallel outer make)
 test-cross: $(ARENA_SIZES) $(BUILD)/libtinyring.a
 	@mkdir -p $(TR_RESULTS)
-	timeout 900 bash test/core/cross_test.sh $(MAKE) $(CROSS_DIR) $(CROSS_TEST_VARIANT)
+	timeout 900 bash test/core/cross_test.sh $(MAKE) $(CROSS_DIR) $(CROSS_TEST_VARIANTS)
 
 CROSS_TARGETS += cross-core
 TEST_TARGETS  += test-cross
