@@ -357,12 +357,17 @@ TR_TILE void tile_rows(float *restrict c, const float *restrict a, const float *
  * 32 single registers)
  *
  * The same operations as tile() in the same order, with what C cannot ask
- * of GCC: the B row in one load-multiple (vldmia of 4 registers), C's rows
- * likewise, and the k loop unrolled twice. Accumulators s8-s31 (row r in
- * s8+4r .. s11+4r), B row s0-s3, the A value s4, products s5-s7. A k step:
- * the B row and its pointer step, one A load per row, 4 multiplies and 4
- * adds per row; for 6 rows a pair of steps with the loop's subs and bne is
- * 114 instructions for 48 multiply-adds (2.375 per multiply-add). */
+ * of GCC: B rows, A values and C's rows moved by load-multiple (vldmia,
+ * vstmia) and the k loop unrolled twice.
+ *   - 4 and 5 rows take two k steps at once: the B rows k and k+1 in s0-s3
+ *     and s4-s7, each row's A values for k and k+1 in one load (s8, s9),
+ *     products in s10 and s11, accumulators from s12 (row r in s12+4r ..
+ *     s15+4r). A row's pair of steps is 1 load, 8 multiplies and 8 adds, its
+ *     accumulators taking step k before step k+1; 5 rows and the loop are 91
+ *     instructions per 40 multiply-adds (2.275).
+ *   - 6 rows leave no registers for a second B row: accumulators s8-s31,
+ *     the B row s0-s3, the A value s4, products s5-s7; a pair of steps is
+ *     114 instructions per 48 multiply-adds (2.375). */
 #define VFP_ROW(ai, x0, x1, x2, x3)                                           \
     "vldmia %[" ai "]!, {s4}\n\t"                                             \
     "vmul.f32 s5, s4, s0\n\t"                                                 \
@@ -373,32 +378,73 @@ TR_TILE void tile_rows(float *restrict c, const float *restrict a, const float *
     "vmul.f32 s5, s4, s3\n\t"                                                 \
     "vadd.f32 " x2 ", " x2 ", s7\n\t"                                         \
     "vadd.f32 " x3 ", " x3 ", s5\n\t"
+/* one row, steps k (A in s8, B in s0-s3) and k+1 (s9, s4-s7) */
+#define VFP_PROW(ai, x0, x1, x2, x3)                                          \
+    "vldmia %[" ai "]!, {s8-s9}\n\t"                                          \
+    "vmul.f32 s10, s8, s0\n\t"                                                \
+    "vmul.f32 s11, s8, s1\n\t"                                                \
+    "vadd.f32 " x0 ", " x0 ", s10\n\t"                                        \
+    "vmul.f32 s10, s8, s2\n\t"                                                \
+    "vadd.f32 " x1 ", " x1 ", s11\n\t"                                        \
+    "vmul.f32 s11, s8, s3\n\t"                                                \
+    "vadd.f32 " x2 ", " x2 ", s10\n\t"                                        \
+    "vmul.f32 s10, s9, s4\n\t"                                                \
+    "vadd.f32 " x3 ", " x3 ", s11\n\t"                                        \
+    "vmul.f32 s11, s9, s5\n\t"                                                \
+    "vadd.f32 " x0 ", " x0 ", s10\n\t"                                        \
+    "vmul.f32 s10, s9, s6\n\t"                                                \
+    "vadd.f32 " x1 ", " x1 ", s11\n\t"                                        \
+    "vmul.f32 s11, s9, s7\n\t"                                                \
+    "vadd.f32 " x2 ", " x2 ", s10\n\t"                                        \
+    "vadd.f32 " x3 ", " x3 ", s11\n\t"
+/* one row, one step k (A in s8, B in s0-s3) */
+#define VFP_SROW(ai, x0, x1, x2, x3)                                          \
+    "vldmia %[" ai "]!, {s8}\n\t"                                             \
+    "vmul.f32 s10, s8, s0\n\t"                                                \
+    "vmul.f32 s11, s8, s1\n\t"                                                \
+    "vadd.f32 " x0 ", " x0 ", s10\n\t"                                        \
+    "vmul.f32 s10, s8, s2\n\t"                                                \
+    "vadd.f32 " x1 ", " x1 ", s11\n\t"                                        \
+    "vmul.f32 s11, s8, s3\n\t"                                                \
+    "vadd.f32 " x2 ", " x2 ", s10\n\t"                                        \
+    "vadd.f32 " x3 ", " x3 ", s11\n\t"
 #define VFP_B "vldmia %[b], {s0-s3}\n\tadd %[b], %[b], %[ldb4]\n\t"
-#define VFP_ROWS4                                                             \
+#define VFP_B2 VFP_B "vldmia %[b], {s4-s7}\n\tadd %[b], %[b], %[ldb4]\n\t"
+#define VFP_ROWS6                                                             \
     VFP_ROW("a0", "s8", "s9", "s10", "s11")                                   \
     VFP_ROW("a1", "s12", "s13", "s14", "s15")                                 \
     VFP_ROW("a2", "s16", "s17", "s18", "s19")                                 \
-    VFP_ROW("a3", "s20", "s21", "s22", "s23")
-#define VFP_ROWS5 VFP_ROWS4 VFP_ROW("a4", "s24", "s25", "s26", "s27")
-#define VFP_ROWS6 VFP_ROWS5 VFP_ROW("a5", "s28", "s29", "s30", "s31")
+    VFP_ROW("a3", "s20", "s21", "s22", "s23")                                 \
+    VFP_ROW("a4", "s24", "s25", "s26", "s27")                                 \
+    VFP_ROW("a5", "s28", "s29", "s30", "s31")
+/* the rows r = 0..n-1 of the two-step tiles: accumulators s12+4r.. */
+#define VFP_XROWS4(R)                                                         \
+    R("a0", "s12", "s13", "s14", "s15")                                       \
+    R("a1", "s16", "s17", "s18", "s19")                                       \
+    R("a2", "s20", "s21", "s22", "s23")                                       \
+    R("a3", "s24", "s25", "s26", "s27")
+#define VFP_XROWS5(R) VFP_XROWS4(R) R("a4", "s28", "s29", "s30", "s31")
 /* C's rows from or to the accumulators: t walks the rows, t2 holds ldc
- * bytes */
-#define VFP_C4(op)                                                            \
+ * bytes; the first row's registers, then the others' */
+#define VFP_CFIRST(op, regs)                                                  \
     "ldr %[t], [%[args]]\n\t"                                                 \
     "ldr %[t2], [%[args], #4]\n\t"                                            \
-    op " %[t], {s8-s11}\n\tadd %[t], %[t], %[t2]\n\t"                         \
-    op " %[t], {s12-s15}\n\tadd %[t], %[t], %[t2]\n\t"                        \
-    op " %[t], {s16-s19}\n\tadd %[t], %[t], %[t2]\n\t"                        \
-    op " %[t], {s20-s23}\n\t"
-#define VFP_C5(op) VFP_C4(op) "add %[t], %[t], %[t2]\n\t" op " %[t], {s24-s27}\n\t"
-#define VFP_C6(op) VFP_C5(op) "add %[t], %[t], %[t2]\n\t" op " %[t], {s28-s31}\n\t"
+    op " %[t], {" regs "}\n\t"
+#define VFP_CNEXT(op, regs) "add %[t], %[t], %[t2]\n\t" op " %[t], {" regs "}\n\t"
+#define VFP_C6(op)                                                            \
+    VFP_CFIRST(op, "s8-s11") VFP_CNEXT(op, "s12-s15") VFP_CNEXT(op, "s16-s19") \
+    VFP_CNEXT(op, "s20-s23") VFP_CNEXT(op, "s24-s27") VFP_CNEXT(op, "s28-s31")
+#define VFP_CX4(op)                                                           \
+    VFP_CFIRST(op, "s12-s15") VFP_CNEXT(op, "s16-s19") VFP_CNEXT(op, "s20-s23") \
+    VFP_CNEXT(op, "s24-s27")
+#define VFP_CX5(op) VFP_CX4(op) VFP_CNEXT(op, "s28-s31")
 
 static const float tr_zero24[24];
 
 /* C (rows, 4) += A (rows, k) * B (k, 4), or = with acc 0: the assembly
- * for ROWS (the B row, the rows' steps), CROWS (C's rows) and ACCS (the
- * accumulator registers) */
-#define VFP_TILE(name, ROWS, CROWS, ACCS)                                     \
+ * for two k steps (PAIR), one k step (SINGLE), C's rows (CROWS) and the
+ * accumulator registers (ACCS) */
+#define VFP_TILE(name, PAIR, SINGLE, CROWS, ACCS)                             \
     static void name(float *c, const float *a, const float *b, size_t k,     \
                      size_t lda, size_t ldb, size_t ldc, int acc)            \
     {                                                                         \
@@ -423,13 +469,13 @@ static const float tr_zero24[24];
             "lsrs %[t], %[k], #1\n\t"                                         \
             "beq 4f\n"                                                        \
             "3:\n\t"                                                          \
-            VFP_B ROWS VFP_B ROWS                                             \
+            PAIR                                                              \
             "subs %[t], %[t], #1\n\t"                                         \
             "bne 3b\n"                                                        \
             "4:\n\t"                                                          \
             "tst %[k], #1\n\t"                                                \
             "beq 5f\n\t"                                                      \
-            VFP_B ROWS                                                        \
+            SINGLE                                                            \
             "5:\n\t"                                                          \
             CROWS("vstmia")                                                   \
             : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3),     \
@@ -441,10 +487,12 @@ static const float tr_zero24[24];
               "s19", "s20", "s21", "s22", "s23", "s24", "s25", "s26", "s27",  \
               "s28", "s29", "s30", "s31", "cc", "memory");                    \
     }
-VFP_TILE(tile_vfp6, VFP_ROWS6, VFP_C6, "s8-s31")
-VFP_TILE(tile_vfp5, VFP_ROWS5, VFP_C5, "s8-s27")
-VFP_TILE(tile_vfp4, VFP_ROWS4, VFP_C4, "s8-s23")
+VFP_TILE(tile_vfp6, VFP_B VFP_ROWS6 VFP_B VFP_ROWS6, VFP_B VFP_ROWS6, VFP_C6, "s8-s31")
+VFP_TILE(tile_vfp5, VFP_B2 VFP_XROWS5(VFP_PROW), VFP_B VFP_XROWS5(VFP_SROW), VFP_CX5, "s12-s31")
+VFP_TILE(tile_vfp4, VFP_B2 VFP_XROWS4(VFP_PROW), VFP_B VFP_XROWS4(VFP_SROW), VFP_CX4, "s12-s27")
 
+/* rows per block: 5 (the fastest tile), 6 only for exactly 6 */
+#define TR_MR_BLOCK 5
 /* a block of mr rows (1..6): 4 to 6 in assembly, fewer in C */
 static void tile_block(float *c, const float *a, const float *b, size_t mr, size_t k,
                        size_t lda, size_t ldb, size_t ldc, int acc)
@@ -459,6 +507,7 @@ static void tile_block(float *c, const float *a, const float *b, size_t mr, size
     }
 }
 #else
+#define TR_MR_BLOCK TR_MR
 /* a block of mr rows (1..6) */
 TR_TILE_FN void tile_block(float *c, const float *a, const float *b, size_t mr, size_t k,
                            size_t lda, size_t ldb, size_t ldc, int acc)
@@ -474,11 +523,14 @@ TR_TILE_FN void tile_block(float *c, const float *a, const float *b, size_t mr, 
 }
 #endif
 
-/* the next row block of the left rows: at most 6, as even as possible
- * (25 rows: 5 blocks of 5; 32: 6, 6, 5, 5, 5, 5) */
+/* the next row block of the left rows: as few blocks of at most
+ * TR_MR_BLOCK rows as possible, as even as possible (32 rows: 6, 6, 5, 5,
+ * 5, 5 with blocks of 6, 5, 5, 5, 5, 4, 4, 4 with blocks of 5); exactly 6
+ * stay one block */
 static size_t block_rows(size_t left)
 {
-    return left / ((left + TR_MR - 1) / TR_MR);
+    const size_t nb = (left + TR_MR_BLOCK - 1) / TR_MR_BLOCK;
+    return left == TR_MR ? TR_MR : (left + nb - 1) / nb;
 }
 
 static void gemm(float *c, const float *a, const float *b, size_t m, size_t n,
