@@ -6,14 +6,15 @@
  * A band is q consecutive output positions p0 .. p0+q-1 of one sample
  * (row-major, so it may start and end inside a row). With KK = IC*K*K:
  *   forward   col (KK, q) of the band, y[:, band] = b + w (OC, KK) * col
- *   dweight   colT (q, KK) of the band, dw (OC, KK) += dy[:, band] * colT,
- *             bands in ascending order (each weight's sum runs over the
- *             positions in order, stored as a float between bands)
- *   dinput    dyT (q, OC), dcolT (q, KK) = dyT * w, then added into dx
- *             position by position from the band's last to its first, the
- *             bands from the last to the first: every input element gets
- *             its taps in ascending order, as col2im adds them.
- * Scratch: q * (KK + OC) floats (tr_conv2d_band_floats).
+ *   dweight   colT (q', T) for a group of input channels (T of their taps)
+ *             and q' positions, dw[:, taps] += dy[:, positions] * colT, the
+ *             chunks of a group in ascending order (each weight's sum runs
+ *             over the positions in order, stored as a float between them)
+ *   dinput    dcol (KK, q) = w^T dy[:, band] (tr_gemm_at_set: w read as it
+ *             is), added into dx tap by tap in ascending order, the bands
+ *             from the last to the first: every input element gets its
+ *             taps in ascending order, as col2im adds them.
+ * Scratch: q * KK floats (tr_conv2d_band_floats).
  *
  * The plane kernels compute one output channel of one sample directly from
  * the sample's zero-padded input (IC, H+2P, W+2P): the plan that recomputes
@@ -22,7 +23,7 @@
 
 size_t tr_conv2d_band_floats(const struct tr_layer *l, size_t q)
 {
-    return q * ((size_t)l->in_c * l->d.kernel * l->d.kernel + l->out_c);
+    return q * ((size_t)l->in_c * l->d.kernel * l->d.kernel);
 }
 
 /* col (KK, q): tap t's row holds the input value each band position reads,
@@ -51,9 +52,9 @@ static void band_col(float *col, const float *x, const struct tr_layer *l, size_
                     } else {
                         /* zeros, the valid columns [lo, hi), zeros */
                         const float *xr = x + ((size_t)ic * H + (size_t)ih) * W;
-                        const unsigned lo = wlo > ow0 ? wlo : ow0;
-                        const unsigned end = ow0 + seg, hi0 = whi < end ? whi : end;
-                        const unsigned hi = hi0 > lo ? hi0 : lo;
+                        const unsigned end = ow0 + seg, lo0 = wlo > ow0 ? wlo : ow0;
+                        const unsigned lo = lo0 < end ? lo0 : end;
+                        const unsigned hi0 = whi < end ? whi : end, hi = hi0 > lo ? hi0 : lo;
                         for (ow = ow0; ow < lo; ow++)
                             r[ow] = 0.0f;
                         if (S == 1) {
@@ -72,21 +73,22 @@ static void band_col(float *col, const float *x, const struct tr_layer *l, size_
             }
 }
 
-/* colT (q, KK): each band position's patch, taps (ic, ki, kj) in order */
+/* colT (q, T): the patches of positions p0 .. p0+q-1 restricted to the
+ * input channels [ic0, ic1), taps (ic, ki, kj) in order (T = (ic1-ic0)*K*K) */
 static void band_colT(float *colT, const float *x, const struct tr_layer *l, size_t p0,
-                      size_t q)
+                      size_t q, unsigned ic0, unsigned ic1)
 {
-    const unsigned IC = l->in_c, H = l->in_h, W = l->in_w, OW = l->out_w;
+    const unsigned H = l->in_h, W = l->in_w, OW = l->out_w;
     const unsigned K = l->d.kernel, S = l->d.stride, P = l->d.pad;
-    const size_t KK = (size_t)IC * K * K;
+    const size_t T = (size_t)(ic1 - ic0) * K * K;
     size_t j;
     unsigned ic, ki, kj;
 
     for (j = 0; j < q; j++) {
         const unsigned oh = (unsigned)((p0 + j) / OW), ow = (unsigned)((p0 + j) % OW);
         const long iw0 = (long)ow * S - (long)P;
-        float *r = colT + j * KK;
-        for (ic = 0; ic < IC; ic++)
+        float *r = colT + j * T;
+        for (ic = ic0; ic < ic1; ic++)
             for (ki = 0; ki < K; ki++, r += K) {
                 const long ih = (long)oh * S + ki - (long)P;
                 const float *xr;
@@ -109,40 +111,71 @@ static void band_colT(float *colT, const float *x, const struct tr_layer *l, siz
     }
 }
 
-/* dx (IC, H, W) += dcolT (q, KK) over the taps that read inside the input,
- * positions from the band's last to its first */
-static void band_col2imT(float *dx, const float *dcolT, const struct tr_layer *l, size_t p0,
-                         size_t q)
+/* The weight gradient of one sample: dw (OC, KK) += dy (OC, P) * colT.
+ * The patches are built for a group of input channels at a time (4, whose
+ * taps are a multiple of 4 columns: whole GEMM tiles), over as many
+ * positions as the scratch holds, so each GEMM call runs a long k loop per
+ * tile of dw. Every weight's sum still runs over the positions in order:
+ * its group's chunks are taken in ascending order. */
+static void band_dw(float *dw, const float *dyi, const float *xi, const struct tr_layer *l,
+                    float *scratch, size_t room)
+{
+    const unsigned IC = l->in_c, K = l->d.kernel;
+    const size_t KK = (size_t)IC * K * K, P = (size_t)l->out_h * l->out_w;
+    const unsigned g = IC < 4 ? IC : 4;
+    unsigned ic0;
+
+    for (ic0 = 0; ic0 < IC; ic0 += g) {
+        const unsigned ic1 = ic0 + g < IC ? ic0 + g : IC;
+        const size_t T = (size_t)(ic1 - ic0) * K * K;
+        const size_t qmax = room / T, chunks = (P + qmax - 1) / qmax;
+        const size_t q = (P + chunks - 1) / chunks;   /* chunks as even as possible */
+        size_t p0;
+        for (p0 = 0; p0 < P; p0 += q) {
+            const size_t qq = P - p0 < q ? P - p0 : q;
+            band_colT(scratch, xi, l, p0, qq, ic0, ic1);
+            tr_gemm(dw + (size_t)ic0 * K * K, dyi + p0, scratch, l->out_c, T, qq, P, T, KK);
+        }
+    }
+}
+
+/* dx (IC, H, W) += dcol (KK, q): tap by tap in ascending order, each tap's
+ * row added where it reads inside the input (the adjoint of band_col) */
+static void band_col2im(float *dx, const float *dcol, const struct tr_layer *l, size_t p0,
+                        size_t q)
 {
     const unsigned IC = l->in_c, H = l->in_h, W = l->in_w, OW = l->out_w;
     const unsigned K = l->d.kernel, S = l->d.stride, P = l->d.pad;
-    const size_t KK = (size_t)IC * K * K;
-    size_t j;
-    unsigned ic, ki, kj;
+    unsigned ic, ki, kj, wlo, whi;
 
-    for (j = q; j-- > 0;) {
-        const unsigned oh = (unsigned)((p0 + j) / OW), ow = (unsigned)((p0 + j) % OW);
-        const long iw0 = (long)ow * S - (long)P;
-        const float *r = dcolT + j * KK;
-        for (ic = 0; ic < IC; ic++)
-            for (ki = 0; ki < K; ki++, r += K) {
-                const long ih = (long)oh * S + ki - (long)P;
-                float *xr;
-                if (ih < 0 || ih >= (long)H)
-                    continue;
-                xr = dx + ((size_t)ic * H + (size_t)ih) * W;
-                if (iw0 >= 0 && iw0 + (long)K <= (long)W) {
-                    for (kj = 0; kj < K; kj++)
-                        xr[iw0 + (long)kj] += r[kj];
-                } else {
-                    for (kj = 0; kj < K; kj++) {
-                        const long iw = iw0 + (long)kj;
-                        if (iw >= 0 && iw < (long)W)
-                            xr[iw] += r[kj];
+    for (ic = 0; ic < IC; ic++)
+        for (ki = 0; ki < K; ki++)
+            for (kj = 0; kj < K; kj++) {
+                const float *row = dcol + (((size_t)ic * K + ki) * K + kj) * q;
+                size_t j = 0, p = p0;
+                tr_conv2d_valid_range(&wlo, &whi, kj, S, P, W, OW);
+                while (j < q) {
+                    const unsigned oh = (unsigned)(p / OW), ow0 = (unsigned)(p % OW);
+                    const unsigned seg = (unsigned)(q - j < OW - ow0 ? q - j : OW - ow0);
+                    const long ih = (long)oh * S + ki - (long)P;
+                    if (ih >= 0 && ih < (long)H) {
+                        const float *r = row + j - ow0;   /* r[ow], ow in [ow0, ow0+seg) */
+                        float *xr = dx + ((size_t)ic * H + (size_t)ih) * W;
+                        const unsigned lo = wlo > ow0 ? wlo : ow0;
+                        const unsigned end = ow0 + seg, hi0 = whi < end ? whi : end;
+                        unsigned ow;
+                        if (S == 1) {
+                            for (ow = lo; ow < hi0; ow++)   /* ow + kj >= P here */
+                                xr[ow + kj - P] += r[ow];
+                        } else {
+                            for (ow = lo; ow < hi0; ow++)
+                                xr[(size_t)ow * S + kj - P] += r[ow];
+                        }
                     }
+                    j += seg;
+                    p += seg;
                 }
             }
-    }
 }
 
 void tr_conv2d_forward_band(float *y, const float *x, const float *w, const float *b,
@@ -174,8 +207,7 @@ void tr_conv2d_backward_band(float *dx, float *dw, float *db, const float *dy,
     const size_t P = (size_t)l->out_h * l->out_w, OC = l->out_c;
     const size_t xs = (size_t)l->in_c * l->in_h * l->in_w;
     const size_t last = (P - 1) / q * q;       /* first position of the last band */
-    float *colT = scratch;                      /* (q, KK), then dcolT */
-    float *dyT = scratch + q * KK;              /* (q, OC) */
+    float *colT = scratch;                      /* (q, KK), then dcol (KK, q) */
     size_t i, oc, j, p0;
 
     for (j = 0; j < OC * KK; j++)
@@ -186,11 +218,7 @@ void tr_conv2d_backward_band(float *dx, float *dw, float *db, const float *dy,
         const float *dyi = dy + i * OC * P;
         for (oc = 0; oc < OC; oc++)
             db[oc] += tr_sum_lanes16(dyi + oc * P, P);
-        for (p0 = 0; p0 < P; p0 += q) {
-            const size_t qq = P - p0 < q ? P - p0 : q;
-            band_colT(colT, x + i * xs, l, p0, qq);
-            tr_gemm(dw, dyi + p0, colT, OC, KK, qq, P, KK, KK);
-        }
+        band_dw(dw, dyi, x + i * xs, l, colT, q * KK);
         if (dx == NULL)
             continue;
         /* x of this sample is read: its dx may now take its place */
@@ -200,11 +228,8 @@ void tr_conv2d_backward_band(float *dx, float *dw, float *db, const float *dy,
             size_t qq;
             p0 -= q;
             qq = P - p0 < q ? P - p0 : q;
-            for (j = 0; j < qq; j++)
-                for (oc = 0; oc < OC; oc++)
-                    dyT[j * OC + oc] = dyi[oc * P + p0 + j];
-            tr_gemm_set(colT, dyT, w, qq, KK, OC, OC, KK, KK);
-            band_col2imT(dx + i * xs, colT, l, p0, qq);
+            tr_gemm_at_set(colT, w, dyi + p0, KK, qq, OC, KK, P, qq);
+            band_col2im(dx + i * xs, colT, l, p0, qq);
         }
     }
 }
@@ -247,13 +272,9 @@ void tr_conv2d_pad(float *xpad, const float *x, const struct tr_layer *l)
  * same order either way: each lane is one output (or one tap) of its own. */
 #if defined(__GNUC__) && (defined(__AVX__) || defined(__SSE2__) || defined(__ARM_NEON))
 typedef float tr_v8 __attribute__((vector_size(32)));
-
-static tr_v8 v8_load(const float *p)
-{
-    tr_v8 v;
-    __builtin_memcpy(&v, p, sizeof v);
-    return v;
-}
+/* an unaligned load (a macro: a function returning a vector wider than the
+ * target's registers would change the ABI on SSE-only builds) */
+#define V8_LOAD(v, p) __builtin_memcpy(&(v), (p), sizeof(tr_v8))
 
 /* y[0..8) = b + taps over 8 consecutive outputs of a stride-1 row */
 static void plane_blk8(float *y, const float *xrow, const float *w_oc, float b, unsigned IC,
@@ -266,8 +287,33 @@ static void plane_blk8(float *y, const float *xrow, const float *w_oc, float b, 
         for (ki = 0; ki < K; ki++) {
             const float *xr = xrow + ic * plane + ki * Wp;
             const float *wr = w_oc + ((size_t)ic * K + ki) * K;
-            for (kj = 0; kj < K; kj++)
-                acc += wr[kj] * v8_load(xr + kj);
+            for (kj = 0; kj < K; kj++) {
+                tr_v8 xv;
+                V8_LOAD(xv, xr + kj);
+                acc += wr[kj] * xv;
+            }
+        }
+    __builtin_memcpy(y, &acc, sizeof acc);
+}
+
+typedef float tr_v4 __attribute__((vector_size(16)));
+
+/* the same for 4 outputs */
+static void plane_blk4(float *y, const float *xrow, const float *w_oc, float b, unsigned IC,
+                       unsigned K, size_t plane, size_t Wp)
+{
+    tr_v4 acc = {b, b, b, b};
+    unsigned ic, ki, kj;
+
+    for (ic = 0; ic < IC; ic++)
+        for (ki = 0; ki < K; ki++) {
+            const float *xr = xrow + ic * plane + ki * Wp;
+            const float *wr = w_oc + ((size_t)ic * K + ki) * K;
+            for (kj = 0; kj < K; kj++) {
+                tr_v4 xv;
+                __builtin_memcpy(&xv, xr + kj, sizeof xv);
+                acc += wr[kj] * xv;
+            }
         }
     __builtin_memcpy(y, &acc, sizeof acc);
 }
@@ -292,11 +338,17 @@ static void plane_dw_k5(float *dwc, const float *xp, const float *g, unsigned OH
         for (ow = 0; ow < OW; ow++) {
             const float gv = g[(size_t)oh * OW + ow];
             const float *x0 = xp + (size_t)oh * Wp + ow;
-            a0 += v8_load(x0) * gv;
-            a1 += v8_load(x0 + Wp) * gv;
-            a2 += v8_load(x0 + 2 * Wp) * gv;
-            a3 += v8_load(x0 + 3 * Wp) * gv;
-            a4 += v8_load(x0 + 4 * Wp) * gv;
+            tr_v8 x;
+            V8_LOAD(x, x0);
+            a0 += x * gv;
+            V8_LOAD(x, x0 + Wp);
+            a1 += x * gv;
+            V8_LOAD(x, x0 + 2 * Wp);
+            a2 += x * gv;
+            V8_LOAD(x, x0 + 3 * Wp);
+            a3 += x * gv;
+            V8_LOAD(x, x0 + 4 * Wp);
+            a4 += x * gv;
         }
     for (t = 0; t < 5; t++) {
         dwc[t] = a0[t];
@@ -309,6 +361,46 @@ static void plane_dw_k5(float *dwc, const float *xp, const float *g, unsigned OH
 #else
 /* Written out so the compiler keeps every accumulator in a register (a
  * loop over an array of them stays in memory at -O2 on the Cortex-M4F). */
+/* 8 outputs of a 5-wide kernel row: its 12 inputs and 5 weights loaded once */
+#define K5_ROW8(xr, wr)                                                          \
+    do {                                                                         \
+        const float x0 = xr[0], x1 = xr[1], x2 = xr[2], x3 = xr[3], x4 = xr[4];  \
+        const float x5 = xr[5], x6 = xr[6], x7 = xr[7], x8 = xr[8], x9 = xr[9];  \
+        const float x10 = xr[10], x11 = xr[11];                                  \
+        float w = wr[0];                                                         \
+        a0 += w * x0; a1 += w * x1; a2 += w * x2; a3 += w * x3;                  \
+        a4 += w * x4; a5 += w * x5; a6 += w * x6; a7 += w * x7;                  \
+        w = wr[1];                                                               \
+        a0 += w * x1; a1 += w * x2; a2 += w * x3; a3 += w * x4;                  \
+        a4 += w * x5; a5 += w * x6; a6 += w * x7; a7 += w * x8;                  \
+        w = wr[2];                                                               \
+        a0 += w * x2; a1 += w * x3; a2 += w * x4; a3 += w * x5;                  \
+        a4 += w * x6; a5 += w * x7; a6 += w * x8; a7 += w * x9;                  \
+        w = wr[3];                                                               \
+        a0 += w * x3; a1 += w * x4; a2 += w * x5; a3 += w * x6;                  \
+        a4 += w * x7; a5 += w * x8; a6 += w * x9; a7 += w * x10;                 \
+        w = wr[4];                                                               \
+        a0 += w * x4; a1 += w * x5; a2 += w * x6; a3 += w * x7;                  \
+        a4 += w * x8; a5 += w * x9; a6 += w * x10; a7 += w * x11;                \
+    } while (0)
+
+/* the same for 4 outputs (8 inputs) */
+#define K5_ROW4(xr, wr)                                                          \
+    do {                                                                         \
+        const float x0 = xr[0], x1 = xr[1], x2 = xr[2], x3 = xr[3], x4 = xr[4];  \
+        const float x5 = xr[5], x6 = xr[6], x7 = xr[7];                          \
+        float w = wr[0];                                                         \
+        a0 += w * x0; a1 += w * x1; a2 += w * x2; a3 += w * x3;                  \
+        w = wr[1];                                                               \
+        a0 += w * x1; a1 += w * x2; a2 += w * x3; a3 += w * x4;                  \
+        w = wr[2];                                                               \
+        a0 += w * x2; a1 += w * x3; a2 += w * x4; a3 += w * x5;                  \
+        w = wr[3];                                                               \
+        a0 += w * x3; a1 += w * x4; a2 += w * x5; a3 += w * x6;                  \
+        w = wr[4];                                                               \
+        a0 += w * x4; a1 += w * x5; a2 += w * x6; a3 += w * x7;                  \
+    } while (0)
+
 static void plane_blk8(float *y, const float *xrow, const float *w_oc, float b, unsigned IC,
                        unsigned K, size_t plane, size_t Wp)
 {
@@ -319,6 +411,10 @@ static void plane_blk8(float *y, const float *xrow, const float *w_oc, float b, 
         for (ki = 0; ki < K; ki++) {
             const float *xr = xrow + ic * plane + ki * Wp;
             const float *wr = w_oc + ((size_t)ic * K + ki) * K;
+            if (K == 5) {
+                K5_ROW8(xr, wr);
+                continue;
+            }
             for (kj = 0; kj < K; kj++) {
                 const float wv = wr[kj], *xk = xr + kj;
                 a0 += wv * xk[0]; a1 += wv * xk[1]; a2 += wv * xk[2]; a3 += wv * xk[3];
@@ -327,6 +423,28 @@ static void plane_blk8(float *y, const float *xrow, const float *w_oc, float b, 
         }
     y[0] = a0; y[1] = a1; y[2] = a2; y[3] = a3;
     y[4] = a4; y[5] = a5; y[6] = a6; y[7] = a7;
+}
+
+static void plane_blk4(float *y, const float *xrow, const float *w_oc, float b, unsigned IC,
+                       unsigned K, size_t plane, size_t Wp)
+{
+    float a0 = b, a1 = b, a2 = b, a3 = b;
+    unsigned ic, ki, kj;
+
+    for (ic = 0; ic < IC; ic++)
+        for (ki = 0; ki < K; ki++) {
+            const float *xr = xrow + ic * plane + ki * Wp;
+            const float *wr = w_oc + ((size_t)ic * K + ki) * K;
+            if (K == 5) {
+                K5_ROW4(xr, wr);
+                continue;
+            }
+            for (kj = 0; kj < K; kj++) {
+                const float wv = wr[kj], *xk = xr + kj;
+                a0 += wv * xk[0]; a1 += wv * xk[1]; a2 += wv * xk[2]; a3 += wv * xk[3];
+            }
+        }
+    y[0] = a0; y[1] = a1; y[2] = a2; y[3] = a3;
 }
 
 /* one kernel row of a 5x5 stride-1 weight gradient: its 5 taps' sums in
@@ -340,7 +458,16 @@ static void plane_dw_row5(float *dwr, const float *xr0, const float *g, unsigned
     for (oh = 0; oh < OH; oh++) {
         const float *x = xr0 + (size_t)oh * Wp, *gr = g + (size_t)oh * OW;
         float x0 = x[0], x1 = x[1], x2 = x[2], x3 = x[3];
-        for (ow = 0; ow < OW; ow++) {
+        for (ow = 0; ow + 4 <= OW; ow += 4) {   /* 4 positions per turn */
+            const float g0 = gr[ow], g1 = gr[ow + 1], g2 = gr[ow + 2], g3 = gr[ow + 3];
+            const float x4 = x[ow + 4], x5 = x[ow + 5], x6 = x[ow + 6], x7 = x[ow + 7];
+            a0 += x0 * g0; a1 += x1 * g0; a2 += x2 * g0; a3 += x3 * g0; a4 += x4 * g0;
+            a0 += x1 * g1; a1 += x2 * g1; a2 += x3 * g1; a3 += x4 * g1; a4 += x5 * g1;
+            a0 += x2 * g2; a1 += x3 * g2; a2 += x4 * g2; a3 += x5 * g2; a4 += x6 * g2;
+            a0 += x3 * g3; a1 += x4 * g3; a2 += x5 * g3; a3 += x6 * g3; a4 += x7 * g3;
+            x0 = x4; x1 = x5; x2 = x6; x3 = x7;
+        }
+        for (; ow < OW; ow++) {
             const float gv = gr[ow], x4 = x[ow + 4];
             a0 += x0 * gv; a1 += x1 * gv; a2 += x2 * gv; a3 += x3 * gv; a4 += x4 * gv;
             x0 = x1; x1 = x2; x2 = x3; x3 = x4;
@@ -359,7 +486,7 @@ static void plane_dw_k5(float *dwc, const float *xp, const float *g, unsigned OH
 }
 #endif
 
-/* one row of outputs, stride 1: blocks of 8, then single outputs */
+/* one row of outputs, stride 1: blocks of 8, of 4, then single outputs */
 static void plane_row_s1(float *y, const float *xrow, const float *w_oc, float b,
                          unsigned OW, unsigned IC, unsigned K, size_t plane, size_t Wp)
 {
@@ -367,6 +494,8 @@ static void plane_row_s1(float *y, const float *xrow, const float *w_oc, float b
 
     for (; ow + 8 <= OW; ow += 8)
         plane_blk8(y + ow, xrow + ow, w_oc, b, IC, K, plane, Wp);
+    for (; ow + 4 <= OW; ow += 4)
+        plane_blk4(y + ow, xrow + ow, w_oc, b, IC, K, plane, Wp);
     for (; ow < OW; ow++) {
         float acc = b;
         for (ic = 0; ic < IC; ic++)

@@ -8,22 +8,6 @@
  * where P = OH*OW. Every GEMM has a contiguous inner dimension. */
 #include "tr_layer_kernels.h"
 
-/* Input row ih = o*S - P + t is inside [0, H) for o in [lo, hi). */
-void tr_conv2d_valid_range(unsigned *lo, unsigned *hi, unsigned t, unsigned s, unsigned p,
-                           unsigned in, unsigned out)
-{
-    long a = (long)p - (long)t;              /* o*s >= p - t */
-    long b = (long)in + (long)p - (long)t;   /* o*s <  in + p - t */
-    long l = a <= 0 ? 0 : (a + (long)s - 1) / (long)s;
-    long h = b <= 0 ? 0 : (b + (long)s - 1) / (long)s;
-    if (h > (long)out)
-        h = (long)out;
-    if (l > h)
-        l = h;
-    *lo = (unsigned)l;
-    *hi = (unsigned)h;
-}
-
 void tr_conv2d_forward_ref(float *y, const float *x, const float *w, const float *b,
                            const struct tr_layer *l, unsigned n)
 {

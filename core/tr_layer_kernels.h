@@ -24,6 +24,16 @@ void tr_gemm(float *c, const float *a, const float *b, size_t m, size_t n,
 void tr_gemm_set(float *c, const float *a, const float *b, size_t m, size_t n,
                  size_t k, size_t lda, size_t ldb, size_t ldc);
 
+/* C (M, N; ldc) += A^T * B with A stored (K, M; lda): c[i][j] adds
+ * a[p][i]*b[p][j] for p ascending, tr_gemm's contract with A transposed
+ * (tr_layer_gemm_at.c); _set overwrites C (from +0). */
+void tr_gemm_at_ref(float *c, const float *a, const float *b, size_t m, size_t n, size_t k,
+                    size_t lda, size_t ldb, size_t ldc);
+void tr_gemm_at(float *c, const float *a, const float *b, size_t m, size_t n, size_t k,
+                size_t lda, size_t ldb, size_t ldc);
+void tr_gemm_at_set(float *c, const float *a, const float *b, size_t m, size_t n, size_t k,
+                    size_t lda, size_t ldb, size_t ldc);
+
 /* Conv2d: x (n, IC, H, W), w (OC, IC, KH, KW), b (OC), y (n, OC, OH, OW). */
 void tr_conv2d_forward_ref(float *y, const float *x, const float *w, const float *b,
                            const struct tr_layer *l, unsigned n);
@@ -108,7 +118,7 @@ void tr_maxpool2d_backward_plane(float *dx, const float *dy, const float *x, con
                                  const struct tr_layer *l, int relu);
 
 /* Conv2d in bands of q output positions (lean plan): the bits of the two
- * kernels above with q * (IC*K*K + OC) floats of scratch
+ * kernels above with q * IC*K*K floats of scratch
  * (tr_conv2d_band_floats). dx may be x: each sample's dx is written after
  * its x was read (or NULL). */
 size_t tr_conv2d_band_floats(const struct tr_layer *l, size_t q);
@@ -127,9 +137,22 @@ void tr_conv2d_plane(float *y, const float *xpad, const float *w_oc, float b,
                      const struct tr_layer *l);
 void tr_conv2d_plane_dw(float *dw_oc, const float *xpad, const float *g,
                         const struct tr_layer *l);
-/* Input row or column o*S - P + t lies in [0, in) for o in [*lo, *hi). */
-void tr_conv2d_valid_range(unsigned *lo, unsigned *hi, unsigned t, unsigned s, unsigned p,
-                           unsigned in, unsigned out);
+/* Input row or column o*S - P + t lies in [0, in) for o in [*lo, *hi)
+ * (inline: the conv kernels ask it per kernel row and column). */
+static inline void tr_conv2d_valid_range(unsigned *lo, unsigned *hi, unsigned t, unsigned s,
+                                         unsigned p, unsigned in, unsigned out)
+{
+    long a = (long)p - (long)t;              /* o*s >= p - t */
+    long b = (long)in + (long)p - (long)t;   /* o*s <  in + p - t */
+    long l = a <= 0 ? 0 : (a + (long)s - 1) / (long)s;
+    long h = b <= 0 ? 0 : (b + (long)s - 1) / (long)s;
+    if (h > (long)out)
+        h = (long)out;
+    if (l > h)
+        l = h;
+    *lo = (unsigned)l;
+    *hi = (unsigned)h;
+}
 
 /* Linear: x (n, IN), w (OUT, IN), b (OUT), y (n, OUT); IN = in_c*in_h*in_w. */
 void tr_linear_forward_ref(float *y, const float *x, const float *w, const float *b,

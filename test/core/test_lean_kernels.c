@@ -1,5 +1,5 @@
 /* test_lean_kernels: the lean plan's kernels give the fast kernels' bits.
- * Banded convolution (any band size, odd shapes, strides, paddings, dx in
+ * tr_gemm_at against its reference loop; banded convolution (any band size, odd shapes, strides, paddings, dx in
  * place over x or absent) against tr_conv2d_forward/backward; the one-plane
  * convolution and weight gradient against the same; the one-plane pool
  * backward (in place for 2x2 windows) against tr_maxpool2d_[relu_]backward
@@ -24,6 +24,37 @@ static float *rand_ties(size_t n)
         if (i % 13 == 1 && i) p[i] = p[i - 1];
     }
     return p;
+}
+
+/* tr_gemm_at (C += A^T B, A stored (K, M)) and its _set form against the
+ * reference loop, bitwise, at tile-multiple and odd sizes with strided views */
+static void gemm_at_cases(void)
+{
+    static const size_t c[][3] = {   /* m, n, k */
+        {1, 1, 1}, {6, 8, 5}, {400, 8, 32}, {400, 16, 32}, {7, 37, 13}, {25, 12, 3},
+        {13, 5, 9}, {9, 33, 0}, {3, 17, 1}, {12, 4, 7},
+    };
+    unsigned i;
+    for (i = 0; i < sizeof c / sizeof c[0]; i++) {
+        const size_t m = c[i][0], n = c[i][1], k = c[i][2];
+        const size_t lda = m + 3, ldb = n + 5, ldc = n + 1;
+        float *a = rand_ties((k ? k : 1) * lda), *b = rand_ties((k ? k : 1) * ldb);
+        float *c1 = tc_rand(m * ldc, -1, 1), *c2 = tc_zeros(m * ldc);
+        size_t r, q;
+        memcpy(c2, c1, m * ldc * 4);
+        tr_gemm_at(c1, a, b, m, n, k, lda, ldb, ldc);
+        tr_gemm_at_ref(c2, a, b, m, n, k, lda, ldb, ldc);
+        TH_CHECK(bits_equal(c1, c2, m * ldc), "gemm_at %zux%zux%zu", m, n, k);
+        for (r = 0; r < m; r++)
+            for (q = 0; q < n; q++) {
+                c1[r * ldc + q] = 1e30f;   /* garbage the set form must not read */
+                c2[r * ldc + q] = 0.0f;
+            }
+        tr_gemm_at_set(c1, a, b, m, n, k, lda, ldb, ldc);
+        tr_gemm_at_ref(c2, a, b, m, n, k, lda, ldb, ldc);
+        TH_CHECK(bits_equal(c1, c2, m * ldc), "gemm_at_set %zux%zux%zu", m, n, k);
+        free(a); free(b); free(c1); free(c2);
+    }
 }
 
 static void band_case(const unsigned c[8])
@@ -133,6 +164,7 @@ int main(void)
     unsigned i;
 
     tr_rng_seed(&tc_rng, 77, 5);
+    gemm_at_cases();
     for (i = 0; i < sizeof cc / sizeof cc[0]; i++)
         band_case(cc[i]);
     pool_plane_case(3, 28, 28, 2, 2);

@@ -1,12 +1,15 @@
-/* test_lean_plain: the one-plane convolution kernels' plain-C branch (what
- * the Cortex-M4F and RV32 run) gives the fast kernels' bits, on the host:
- * core/tr_layer_band.c is compiled here with the vector-register macros
- * removed, so its #if takes the portable branch. */
+/* test_lean_plain: the plain-C branches (what the Cortex-M4F and RV32 run)
+ * of the one-plane convolution kernels and of tr_gemm_at give the bits of
+ * the fast kernels and of the reference loop, on the host:
+ * core/tr_layer_band.c and core/tr_layer_gemm_at.c are compiled here with
+ * the vector-register macros removed, so their #if takes the portable
+ * branch. */
 #undef __AVX512F__
 #undef __AVX__
 #undef __SSE2__
 #undef __ARM_NEON
 #include "../../core/tr_layer_band.c"
+#include "../../core/tr_layer_gemm_at.c"
 #include "harness.h"
 #include "tc_util.h"
 #include <stdio.h>
@@ -40,6 +43,29 @@ static void plane_case(const unsigned c[8])
     free(x); free(w); free(dy); free(s); free(y); free(dw); free(dwp); free(xpad); free(plane);
 }
 
+static void gemm_at_case(size_t m, size_t n, size_t k, int set)
+{
+    const size_t lda = m + 2, ldb = n + 3, ldc = n + 1;
+    float *a = tc_rand((k ? k : 1) * lda, -1, 1), *b = tc_rand((k ? k : 1) * ldb, -1, 1);
+    float *c1 = tc_rand(m * ldc, -1, 1), *c2 = tc_zeros(m * ldc);
+    size_t i, j;
+    memcpy(c2, c1, m * ldc * 4);
+    if (set) {
+        for (i = 0; i < m; i++)
+            for (j = 0; j < n; j++) {
+                c1[i * ldc + j] = 1e30f;
+                c2[i * ldc + j] = 0.0f;
+            }
+        tr_gemm_at_set(c1, a, b, m, n, k, lda, ldb, ldc);
+    } else {
+        tr_gemm_at(c1, a, b, m, n, k, lda, ldb, ldc);
+    }
+    tr_gemm_at_ref(c2, a, b, m, n, k, lda, ldb, ldc);
+    TH_CHECK(memcmp(c1, c2, m * ldc * 4) == 0, "plain gemm_at%s %zux%zux%zu", set ? "_set" : "",
+             m, n, k);
+    free(a); free(b); free(c1); free(c2);
+}
+
 int main(void)
 {
     static const unsigned cc[][8] = {   /* n, ic, h, w, oc, k, s, p */
@@ -54,5 +80,11 @@ int main(void)
     tr_rng_seed(&tc_rng, 5, 55);
     for (i = 0; i < sizeof cc / sizeof cc[0]; i++)
         plane_case(cc[i]);
+    for (i = 0; i < 2; i++) {
+        gemm_at_case(400, 8, 32, (int)i);
+        gemm_at_case(7, 13, 5, (int)i);
+        gemm_at_case(25, 4, 9, (int)i);
+        gemm_at_case(1, 3, 2, (int)i);
+    }
     return th_report("core_lean_plain");
 }
