@@ -2,7 +2,7 @@
 #include "args.h"
 #include "semihost.h"
 
-static char line[512];
+static char line[2048];
 
 int board_args(char **argv)
 {

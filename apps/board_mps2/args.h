@@ -5,7 +5,7 @@
 
 #include <stdint.h>
 
-#define BOARD_MAX_ARGS 16
+#define BOARD_MAX_ARGS 48
 
 /* Fetch and split the command line; argv[0] is the image name QEMU passes
  * first. Returns argc (0 if there is no command line). */

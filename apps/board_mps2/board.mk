@@ -25,17 +25,14 @@ BOARD_LDFLAGS := $(M4F_ARCH) -nostartfiles --specs=nano.specs -T $(BOARD_DIR)/mp
                  -Wl,--gc-sections -Wl,--no-warn-rwx-segments
 BOARD_LIBS  := -lc -lgcc
 
-# the variants: the training image runs the seed ConvNet (16/32), the ring
-# image the narrow one (TCG emulates every instruction: keep the ring fast)
-BOARD_TRAIN_C1 ?= 16
-BOARD_TRAIN_C2 ?= 32
-BOARD_TRAIN_BATCH ?= 4
-BOARD_TRAIN_STEPS ?= 4
-BOARD_RING_C1 ?= 4
-BOARD_RING_C2 ?= 8
-BOARD_RING_BATCH ?= 2
-BOARD_RING_WORLD ?= 4
-BOARD_RING_SEGMENT ?= 4096
+# the training images: core's trainer on the seed ConvNet (16/32), with a
+# static arena sized by core's size query for the largest batch per rank and
+# training set they accept (the settings come from the command line)
+BOARD_C1 ?= 16
+BOARD_C2 ?= 32
+BOARD_BATCH_MAX ?= 4
+BOARD_TRAIN_MAX ?= 60000
+BOARD_SEGMENT ?= 4096
 
 BOARD_BSP_SRCS := startup.c semihost.c clock.c console.c fmt.c args.c
 BOARD_BSP_OBJS := $(BOARD_BSP_SRCS:%.c=$(BOARD_OUT)/bsp/%.o)
@@ -74,40 +71,23 @@ $(BOARD_OUT)/gen_cfg: $(BOARD_DIR)/gen_cfg.c $(BUILD)/libtinyring.a $(CORE_HDRS)
 # regenerated on every make (the variables may come from the command line),
 # replaced only when it changes, so nothing rebuilds needlessly
 $(BOARD_OUT)/board_cfg.h: $(BOARD_OUT)/gen_cfg board-cfg-force
-	@$(BOARD_OUT)/gen_cfg header TRAIN $(BOARD_TRAIN_C1) $(BOARD_TRAIN_C2) $(BOARD_TRAIN_BATCH) \
-	  RING $(BOARD_RING_C1) $(BOARD_RING_C2) $(BOARD_RING_BATCH) $(BOARD_RING_WORLD) \
-	  $(BOARD_RING_SEGMENT) > $@.tmp
+	@$(BOARD_OUT)/gen_cfg header $(BOARD_C1) $(BOARD_C2) $(BOARD_BATCH_MAX) $(BOARD_TRAIN_MAX) \
+	  $(BOARD_SEGMENT) > $@.tmp
 	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; echo "board: $@ updated"; fi
 
 .PHONY: board-cfg-force
 board-cfg-force:
 
+# train.elf: one board alone (no network); ring.elf: the same loop as one rank
+# of a ring (net_lwip.c: lwIP on the LAN9118). Both from train_main.c.
+BOARD_TRAIN_OBJS := $(BOARD_OUT)/bsp/train_main.o $(BOARD_OUT)/bsp/settings.o \
+                    $(BOARD_OUT)/bsp/idx_sh.o
 $(BOARD_OUT)/bsp/train_main.o: $(BOARD_OUT)/board_cfg.h
 
-$(BOARD_OUT)/train.elf: $(BOARD_OUT)/bsp/train_main.o $(BOARD_OUT)/bsp/train_step.o \
-                        $(BOARD_OUT)/bsp/idx_sh.o $(BOARD_BSP_OBJS) $(BOARD_CORE_LIB) \
-                        $(BOARD_DIR)/mps2.ld
+$(BOARD_OUT)/train.elf: $(BOARD_TRAIN_OBJS) $(BOARD_OUT)/bsp/net_none.o $(BOARD_BSP_OBJS) \
+                        $(BOARD_CORE_LIB) $(BOARD_DIR)/mps2.ld
 	$(BOARD_CC) $(BOARD_LDFLAGS) -Wl,-Map,$(basename $@).map -o $@ $(filter %.o,$^) \
 	  $(BOARD_CORE_LIB) $(BOARD_LIBS)
-
-# the same image for the ring's (narrow) variant, checked against the host too
-$(BOARD_OUT)/bsp/train_narrow_main.o: $(BOARD_DIR)/train_main.c $(BOARD_HDRS) $(BOARD_OUT)/board_cfg.h
-	@mkdir -p $(dir $@)
-	$(BOARD_CC) $(BOARD_CFLAGS) -DBOARD_TRAIN_AS_RING -c $< -o $@
-
-$(BOARD_OUT)/train_narrow.elf: $(BOARD_OUT)/bsp/train_narrow_main.o $(BOARD_OUT)/bsp/train_step.o \
-                               $(BOARD_OUT)/bsp/idx_sh.o $(BOARD_BSP_OBJS) $(BOARD_CORE_LIB) \
-                               $(BOARD_DIR)/mps2.ld
-	$(BOARD_CC) $(BOARD_LDFLAGS) -Wl,-Map,$(basename $@).map -o $@ $(filter %.o,$^) \
-	  $(BOARD_CORE_LIB) $(BOARD_LIBS)
-
-# the host twin of the training image (same train_step.c)
-$(BOARD_OUT)/host_train: test/board/host_train.c test/board/host_idx.c test/board/host_idx.h \
-                         $(BOARD_DIR)/train_step.c $(BOARD_DIR)/train_step.h \
-                         $(BUILD)/libtinyring.a $(CORE_HDRS)
-	@mkdir -p $(dir $@)
-	$(CC) $(HOST_CFLAGS) -Itest -I$(BOARD_DIR) -o $@ test/board/host_train.c test/board/host_idx.c \
-	  $(BOARD_DIR)/train_step.c $(BUILD)/libtinyring.a -lz -lm
 
 # lwIP and the tr_lwip port for the board, from port/lwip/lwip.mk's lists
 # (lwIP built as its authors intend, warnings theirs; the port held to -Werror)
@@ -145,25 +125,18 @@ $(BOARD_OUT)/net/%.o: $(BOARD_DIR)/%.c $(BOARD_HDRS) $(TR_LWIP_HDRS) $(BOARD_OUT
 	@mkdir -p $(dir $@)
 	$(BOARD_CC) $(BOARD_CFLAGS) $(LWIP_INCLUDES) $(BOARD_LWIP_DEFS) -c $< -o $@
 
-$(BOARD_OUT)/ring.elf: $(BOARD_OUT)/net/ring_main.o $(BOARD_OUT)/net/lan9118_netif.o \
-                       $(BOARD_OUT)/bsp/lan9118.o $(BOARD_OUT)/bsp/train_step.o \
-                       $(BOARD_OUT)/bsp/idx_sh.o $(BOARD_BSP_OBJS) $(BOARD_TR_LWIP_LIB) \
-                       $(BOARD_LWIP_LIB) $(BOARD_CORE_LIB) $(BOARD_DIR)/mps2.ld
+$(BOARD_OUT)/ring.elf: $(BOARD_TRAIN_OBJS) $(BOARD_OUT)/net/net_lwip.o \
+                       $(BOARD_OUT)/net/lan9118_netif.o $(BOARD_OUT)/bsp/lan9118.o \
+                       $(BOARD_BSP_OBJS) $(BOARD_TR_LWIP_LIB) $(BOARD_LWIP_LIB) $(BOARD_CORE_LIB) \
+                       $(BOARD_DIR)/mps2.ld
 	$(BOARD_CC) $(BOARD_LDFLAGS) -Wl,-Map,$(basename $@).map -o $@ $(filter %.o,$^) \
 	  $(BOARD_TR_LWIP_LIB) $(BOARD_LWIP_LIB) $(BOARD_CORE_LIB) $(BOARD_LIBS)
 
 BOARD_IMAGES := $(BOARD_OUT)/hello.elf $(BOARD_OUT)/nettest.elf $(BOARD_OUT)/train.elf \
-                $(BOARD_OUT)/train_narrow.elf $(BOARD_OUT)/ring.elf
-# a POSIX host rank for the mixed ring: static-table links
-# (tr_posix_connect_table), port/posix's transport, the boards' train_step.c
-$(BOARD_OUT)/host_rank: test/board/host_rank.c test/board/host_idx.c test/board/host_idx.h \
-                        $(BOARD_DIR)/train_step.c $(BOARD_DIR)/train_step.h \
-                        $(POSIX_LIB) $(BUILD)/libtinyring.a $(CORE_HDRS) $(wildcard port/posix/*.h)
-	@mkdir -p $(dir $@)
-	$(CC) $(HOST_CFLAGS) -I$(BOARD_DIR) -Iport/posix -o $@ test/board/host_rank.c \
-	  test/board/host_idx.c $(BOARD_DIR)/train_step.c $(POSIX_LIB) $(BUILD)/libtinyring.a
-
-BOARD_HOST_TOOLS := $(BOARD_OUT)/host_train $(BOARD_OUT)/gen_cfg $(BOARD_OUT)/host_rank
+                $(BOARD_OUT)/ring.elf
+# the boards' host twin and ring partner is mnist_ring itself; gen_idx writes
+# the IDX files they all read
+BOARD_HOST_TOOLS := $(BOARD_OUT)/gen_cfg $(BUILD)/mnist_ring $(BUILD)/test/app/gen_idx
 
 # instruction count per training sample under qemu -icount on the three
 # cross targets (not a test: builds test/core/cross images of a few variants)
@@ -176,8 +149,8 @@ BOARD_SMALL_LWIP := -DTCP_MSS=536 '-DTCP_WND=(2*TCP_MSS)' '-DTCP_SND_BUF=(2*TCP_
 board-ring-small:
 	@$(MAKE) --no-print-directory -s BOARD_OUT=$(BUILD)/board-small \
 	  "BOARD_LWIP_DEFS=$(BOARD_SMALL_LWIP)" $(BUILD)/board-small/ring.elf \
-	  $(BUILD)/board-small/host_rank $(BUILD)/board-small/host_train $(BUILD)/board-small/gen_cfg
-	@BUILD=$(BUILD) BOARD_OUT=$(BUILD)/board-small BOARD_QEMU=$(BOARD_QEMU) bash test/board/ring.sh
+	  $(BUILD)/board-small/gen_cfg $(BUILD)/mnist_ring $(BUILD)/test/app/gen_idx
+	@BUILD=$(BUILD) BOARD_OUT=$(BUILD)/board-small BOARD_QEMU=$(BOARD_QEMU) bash test/board/mixed.sh
 	@BUILD=$(BUILD) BOARD_OUT=$(BUILD)/board-small BOARD_SIZE=$(BOARD_SIZE) bash $(BOARD_DIR)/sizes.sh \
 	  | sed -n '/ring.elf RAM/,/total/p'
 
@@ -185,9 +158,7 @@ board-ring-small:
 board-images: $(BOARD_IMAGES)
 
 test-board: $(BOARD_IMAGES) $(BOARD_HOST_TOOLS)
-	@BUILD=$(BUILD) BOARD_OUT=$(BOARD_OUT) BOARD_QEMU=$(BOARD_QEMU) BOARD_TRAIN_STEPS=$(BOARD_TRAIN_STEPS) \
-	  BOARD_TRAIN_C1=$(BOARD_TRAIN_C1) BOARD_TRAIN_C2=$(BOARD_TRAIN_C2) \
-	  BOARD_TRAIN_BATCH=$(BOARD_TRAIN_BATCH) bash test/board/test_board.sh
+	@BUILD=$(BUILD) BOARD_OUT=$(BOARD_OUT) BOARD_QEMU=$(BOARD_QEMU) bash test/board/test_board.sh
 
 cross-board: $(BOARD_IMAGES) $(BOARD_OUT)/gen_cfg
 	@BUILD=$(BUILD) BOARD_OUT=$(BOARD_OUT) BOARD_SIZE=$(BOARD_SIZE) bash $(BOARD_DIR)/sizes.sh

@@ -3,7 +3,7 @@
 #include "semihost.h"
 
 enum {
-    SYS_OPEN = 0x01, SYS_CLOSE = 0x02, SYS_WRITE0 = 0x04, SYS_READ = 0x06,
+    SYS_OPEN = 0x01, SYS_CLOSE = 0x02, SYS_WRITE0 = 0x04, SYS_READ = 0x06, SYS_SEEK = 0x0A,
     SYS_FLEN = 0x0C, SYS_CLOCK = 0x10, SYS_GET_CMDLINE = 0x15,
     SYS_EXIT = 0x18, SYS_EXIT_EXTENDED = 0x20
 };
@@ -63,6 +63,21 @@ long sh_read(int fd, void *buf, size_t len)
     if (left < 0 || (size_t)left > len)
         return -1;
     return (long)(len - (size_t)left);
+}
+
+int sh_seek(int fd, uint32_t pos)
+{
+    uint32_t blk[2];
+    blk[0] = (uint32_t)fd;
+    blk[1] = pos;
+    return sh_call(SYS_SEEK, blk) == 0 ? 0 : -1;
+}
+
+long sh_flen(int fd)
+{
+    uint32_t blk[1];
+    blk[0] = (uint32_t)fd;
+    return sh_call(SYS_FLEN, blk);
 }
 
 int sh_close(int fd)

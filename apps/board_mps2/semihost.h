@@ -21,6 +21,12 @@ int sh_open(const char *path);
 /* Read up to len bytes (SYS_READ). Returns the number read (0 at EOF), or -1. */
 long sh_read(int fd, void *buf, size_t len);
 
+/* Move to byte pos from the start of the file (SYS_SEEK). 0 or -1. */
+int sh_seek(int fd, uint32_t pos);
+
+/* The file's length in bytes (SYS_FLEN), or -1. */
+long sh_flen(int fd);
+
 int sh_close(int fd);
 
 /* Host clock in centiseconds since the program started (SYS_CLOCK). */

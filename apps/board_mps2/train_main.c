@@ -1,100 +1,200 @@
-/* tinyring board_mps2: the training image. Trains the ConvNet variant
- * BOARD_TRAIN_C1/C2 (board_cfg.h, from core's size query at build time) on
- * samples read from host IDX files through semihosting, one micro-batch of
- * BOARD_TRAIN_BATCH per step, plain SGD as the seeds (lr 0.001, momentum 0.9).
+/* tinyring board_mps2: the training image. The board trains the ConvNet
+ * BOARD_C1/BOARD_C2 (board_cfg.h) with core's trainer (core/tr_train.h) on
+ * samples it reads from host IDX files through semihosting: alone
+ * (train.elf, net_none.c) or as one rank of a ring with other boards and
+ * mnist_ring processes (ring.elf, net_lwip.c: lwIP on the LAN9118).
  *
- *   train IMAGES LABELS STEPS [SEED]
+ *   train [--data DIR] [--epochs N] [--batch N] [--lr X] [--momentum X]
+ *         [--seed N] [--allreduce ALGO] [--max-steps N] [--checkpoint-every K]
+ *         [--rank R --peers FILE --job-token STR] [--timeout S] [--debug-param-hash]
  *
- * Prints one line per step ("step S loss L bits XXXXXXXX", the float's exact
- * bits for the host comparison), the parameter hash, the SysTick count of
- * the training loop; exits 0, or 1 with a message. */
+ * The flags are mnist_ring's (settings.h); so are the lines it prints: one
+ * per epoch (loss, train accuracy, test loss and accuracy on its slice of
+ * the test set, summed over the ring), and with --debug-param-hash every
+ * step's loss bits and parameter hash and the final hashes. Exits 0, or 1
+ * after a line saying what failed. */
 #include "tinyring.h"
 #include "board.h"
 #include "board_cfg.h"
 #include "args.h"
 #include "fmt.h"
 #include "idx_sh.h"
-#include "train_step.h"
+#include "net.h"
+#include "settings.h"
 
-/* train_narrow.elf: the same image for the ring's variant (-DBOARD_TRAIN_AS_RING) */
-#ifdef BOARD_TRAIN_AS_RING
-#undef BOARD_TRAIN_C1
-#undef BOARD_TRAIN_C2
-#undef BOARD_TRAIN_BATCH
-#undef BOARD_TRAIN_ARENA_BYTES
-#define BOARD_TRAIN_C1 BOARD_RING_C1
-#define BOARD_TRAIN_C2 BOARD_RING_C2
-#define BOARD_TRAIN_BATCH BOARD_RING_BATCH
-#define BOARD_TRAIN_ARENA_BYTES BOARD_RING_ARENA_BYTES
-#endif
+/* every byte the trainer uses: sized at build time by core's own query for
+ * the largest batch and data set this image accepts (gen_cfg.c), checked
+ * again at run time for the actual ones */
+static uint8_t arena[BOARD_ARENA_BYTES] TR_ARENA_ALIGNED __attribute__((section(".psram")));
+static struct tr_train t;
+static struct board_settings s;
+static struct idx_sh train_set, test_set;
 
-#define MAX_STEPS 32u
+static int load(void *ctx, int split, const uint32_t *idx, unsigned n, uint8_t *pixels,
+                uint8_t *labels)
+{
+    const struct idx_sh *d = split == TR_SPLIT_TRAIN ? &train_set : &test_set;
+    (void)ctx;
+    return idx_sh_read(d, idx, n, pixels, labels) < 0 ? TR_ERR_IO : 0;
+}
 
-/* every byte core uses: sized by core's own query, in .bss (SSRAM2/3) */
-static uint8_t arena[BOARD_TRAIN_ARENA_BYTES] TR_ARENA_ALIGNED;
-static struct tr_model model;
-static uint8_t pixels[MAX_STEPS * BOARD_TRAIN_BATCH * BT_PIXELS];
-static uint8_t labels[MAX_STEPS * BOARD_TRAIN_BATCH];
-static float x[BOARD_TRAIN_BATCH * BT_PIXELS];
+/* SysTick in microseconds, for the time spent in the gradient allreduce */
+static uint64_t clock_us(void *ctx)
+{
+    (void)ctx;
+    return board_ticks() / (BOARD_SYSCLK_HZ / 1000000u);
+}
+
+static uint32_t float_bits(float f)
+{
+    union {
+        float    f;
+        uint32_t u;
+    } v;
+    v.f = f;
+    return v.u;
+}
+
+static void print_hash(const char *fmt_head, uint64_t step, const float *v, size_t n)
+{
+    uint64_t h = tr_train_hash(v, n);
+    board_printf(fmt_head, s.rank, (unsigned)step, (unsigned)(h >> 32), (unsigned)h);
+}
+
+static int configure(const struct tr_transport *tp)
+{
+    struct tr_train_config c;
+    size_t need = 0;
+    int e;
+    tr_model_desc_convnet(&c.model, BOARD_C1, BOARD_C2, 10);
+    c.batch = s.batch;
+    c.n_train = train_set.n;
+    c.n_test = test_set.n;
+    c.load = load;
+    c.load_ctx = 0;
+    c.lr = s.lr;
+    c.momentum = s.momentum;
+    c.seed = s.seed;
+    c.algo = s.algo;
+    c.epochs = s.epochs;
+    c.max_steps = s.max_steps;
+    c.sync_every = s.checkpoint_every;
+    c.rank = s.rank;
+    c.world = s.world;
+    c.tp = tp;
+    c.job_token = board_token(s.job_token);
+    c.timeout_ms = s.timeout_s * 1000u;
+    c.segment_bytes = BOARD_SEGMENT;
+    c.clock_us = clock_us;
+    c.clock_ctx = 0;
+    if ((e = tr_train_arena_size(&c, &need)) < 0 || need > sizeof arena) {
+        board_printf("train: batch %u with %u training samples needs %u bytes (%s); this image "
+                     "has %u (built for batch <= %u, <= %u samples)\n", s.batch,
+                     (unsigned)train_set.n, (unsigned)need, tr_strerror(e),
+                     (unsigned)sizeof arena, (unsigned)BOARD_BATCH_MAX,
+                     (unsigned)BOARD_TRAIN_MAX);
+        return -1;
+    }
+    if ((e = tr_train_init(&t, &c, arena, sizeof arena)) < 0) {
+        board_printf("train: trainer init: %s\n", tr_strerror(e));
+        return -1;
+    }
+    board_printf("train: convnet %u/%u, rank %d/%d, %u train / %u test samples, batch %u per "
+                 "rank, %u steps per epoch, lr %f, momentum %f, allreduce %s, arena %u of %u "
+                 "bytes\n", (unsigned)BOARD_C1, (unsigned)BOARD_C2, s.rank, s.world,
+                 (unsigned)train_set.n, (unsigned)test_set.n, s.batch, (unsigned)t.steps,
+                 (double)s.lr, (double)s.momentum, board_algo_name(s.algo),
+                 (unsigned)t.arena_used, (unsigned)sizeof arena);
+    return 0;
+}
+
+static void on_step(const struct tr_train_report *r)
+{
+    if (!s.debug_param_hash)
+        return;
+    board_printf("loss-bits rank %d step %u %x\n", s.rank, (unsigned)r->global_step,
+                 (unsigned)float_bits(r->loss));
+    print_hash("param-hash rank %d step %u %x%x\n", r->global_step, t.model.params,
+               t.model.n_params);
+}
+
+static void on_epoch(const struct tr_train_report *r)
+{
+    if (r->stopped)
+        board_printf("stopped after %u steps (--max-steps), in epoch %u at step %u/%u\n",
+                     (unsigned)r->global_step, (unsigned)r->epoch + 1, (unsigned)r->step,
+                     (unsigned)r->steps);
+    board_printf("epoch %u/%u  loss %f  train acc %f  test loss %f  test acc %f  comm %u ms\n",
+                 (unsigned)r->epoch + 1, (unsigned)s.epochs, (double)r->train_loss,
+                 (double)r->train_acc, (double)r->test_loss, (double)r->test_acc,
+                 (unsigned)(r->comm_us / 1000u));
+}
+
+static void on_fault(int e)
+{
+    const struct tr_train_fault *f = tr_train_last_fault(&t);
+    const struct tr_comm_fault *cf = tr_comm_last_fault(&t.comm);
+    board_printf("train: rank %d: %s failed: %s", s.rank, tr_train_what_name(f->what),
+                 tr_strerror(e));
+    if (s.world > 1 && cf->code)
+        board_printf(" (in %s, peer rank %d)", tr_comm_phase_name(cf->phase), cf->peer_rank);
+    board_printf(" at epoch %u, step %u; stopping\n", (unsigned)f->epoch + 1,
+                 (unsigned)f->step + 1);
+}
+
+/* Train until done; every event printed as mnist_ring prints it. */
+static int run(void)
+{
+    struct tr_train_report r;
+    float acc = -1;
+    uint64_t t0 = board_ticks();
+    int e;
+    tr_train_begin(&t, 0, 0);
+    while ((e = tr_train_next(&t, &r)) > 0) {
+        if (e == TR_TRAIN_STEP)
+            on_step(&r);
+        else if (e == TR_TRAIN_EPOCH) {
+            on_epoch(&r);
+            acc = r.test_acc;
+        }
+    }
+    if (e < 0) {
+        on_fault(e);
+        return -1;
+    }
+    if (s.debug_param_hash) {
+        uint64_t hp = tr_train_hash(t.model.params, t.model.n_params);
+        uint64_t hb = tr_train_hash(t.model.buffers, t.model.n_buffers);
+        board_printf("final-hash rank %d params %x%x buffers %x%x\n", s.rank,
+                     (unsigned)(hp >> 32), (unsigned)hp, (unsigned)(hb >> 32), (unsigned)hb);
+    }
+    board_printf("done: %u steps, test accuracy %f, %u ms (SysTick)\n",
+                 (unsigned)t.global_step, (double)acc,
+                 (unsigned)((board_ticks() - t0) / (BOARD_SYSCLK_HZ / 1000u)));
+    return 0;
+}
 
 int main(void)
 {
     char *argv[BOARD_MAX_ARGS];
-    int argc, ok = 1, e;
-    unsigned steps, s, B = BOARD_TRAIN_BATCH;
-    uint64_t seed = 42, t0, t1, compute = 0;
-    struct tr_model_desc d;
-    struct tr_sgd sgd;
-    size_t need = 0;
-    float loss;
+    const struct tr_transport *tp = 0;
+    int argc, rc;
 
     board_clock_init();
     argc = board_args(argv);
-    if (argc < 4) {
-        board_printf("usage: train IMAGES LABELS STEPS [SEED]\n");
+    if (board_settings(&s, argc, argv, BOARD_BATCH_MAX) < 0)
+        return 2;
+    if (idx_sh_open(&train_set, s.data, "train") < 0 || idx_sh_open(&test_set, s.data, "t10k") < 0)
+        return 2;
+    if (s.world > 1 && !(tp = board_net_up(&s)))
         return 1;
-    }
-    steps = (unsigned)board_arg_u64(argv[3], &ok);
-    if (argc > 4)
-        seed = board_arg_u64(argv[4], &ok);
-    if (!ok || steps < 1 || steps > MAX_STEPS) {
-        board_printf("train: bad STEPS or SEED\n");
+    if (configure(tp) < 0)
         return 1;
-    }
-    tr_model_desc_convnet(&d, BOARD_TRAIN_C1, BOARD_TRAIN_C2, 10);
-    if ((e = tr_model_arena_size(&d, B, &need)) < 0 || need != BOARD_TRAIN_ARENA_BYTES) {
-        board_printf("train: size query %d says %u bytes, build says %u\n", e,
-                     (unsigned)need, (unsigned)BOARD_TRAIN_ARENA_BYTES);
-        return 1;
-    }
-    if ((e = tr_model_init(&model, &d, B, arena, sizeof arena)) < 0) {
-        board_printf("train: init: %s\n", tr_strerror(e));
-        return 1;
-    }
-    tr_model_init_params(&model, seed);
-    tr_sgd_init(&sgd);
-    if (idx_sh_load(argv[1], argv[2], 0, steps * B, pixels, labels))
-        return 1;
-    board_printf("train: convnet %u/%u batch %u steps %u seed %u params %u arena %u used %u\n",
-                 (unsigned)BOARD_TRAIN_C1, (unsigned)BOARD_TRAIN_C2, B, steps,
-                 (unsigned)seed, (unsigned)model.n_params,
-                 (unsigned)BOARD_TRAIN_ARENA_BYTES, (unsigned)model.arena_used);
-    for (s = 0; s < steps; s++) {
-        t0 = board_ticks();
-        bt_pixels_to_input(x, pixels + (size_t)s * B * BT_PIXELS, B);
-        e = bt_forward_backward(&model, x, labels + s * B, B, &loss);
-        if (e < 0) {
-            board_printf("train: step %u: %s\n", s, tr_strerror(e));
-            return 1;
-        }
-        bt_sgd_step(&model, &sgd);
-        t1 = board_ticks();
-        compute += t1 - t0;
-        board_printf("step %u loss %f bits %x\n", s, (double)loss, (unsigned)bt_float_bits(loss));
-    }
-    board_printf("params hash %x\n", (unsigned)bt_hash_floats(model.params, model.n_params));
-    board_printf("ticks %u per-sample %u (25 MHz SysTick; x40 = instructions under -icount shift=0)\n",
-                 (unsigned)compute, (unsigned)(compute / ((uint64_t)steps * B)));
+    rc = run();
     board_printf("stack used %u bytes\n", (unsigned)board_stack_used());
-    return 0;
+    if (s.world > 1) {
+        board_net_report();
+        board_net_down(1000);
+    }
+    return rc < 0 ? 1 : 0;
 }

@@ -9,9 +9,12 @@
 #define _GNU_SOURCE
 #include "train.h"
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -19,6 +22,11 @@
 #include "report.h"
 #include "tinyring.h"
 #include "tr_posix.h"
+
+/* Pipeline segment of the collectives in a --peers ring: what the boards'
+ * images use (their receive staging is one segment of RAM). Every rank of a
+ * ring must use the same (the hello checks it). */
+#define MR_PEERS_SEGMENT 4096u
 
 struct mr_rank {
     const struct mr_args *a;
@@ -156,6 +164,7 @@ static int setup(struct mr_rank *r, const char *job_token)
     c.tp = r->world > 1 ? &r->tp : NULL;
     c.job_token = tr_posix_token(job_token);
     c.timeout_ms = a->timeout_s * 1000u;
+    c.segment_bytes = a->peers ? MR_PEERS_SEGMENT : 0;
     c.clock_us = clock_us;
     if ((rc = tr_train_arena_size(&c, &bytes)) < 0) {
         fprintf(stderr, "mnist_ring: trainer: %s\n", tr_strerror(rc));
@@ -341,19 +350,43 @@ static int on_epoch(struct mr_rank *r, const struct tr_train_report *rep)
 
 /* ---- failures */
 
-static void comm_detail(const struct mr_rank *r, char *b, size_t n)
+/* Milliseconds since the right neighbour last acknowledged bytes that are
+ * still unacknowledged, or -1 (nothing outstanding, or not known). */
+static long right_silent_ms(const struct mr_rank *r)
+{
+    struct tcp_info ti;
+    socklen_t len = sizeof ti;
+    int fd = r->have_px ? r->px.fd[TR_RIGHT] : -1;
+    if (fd < 0 || getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0 || ti.tcpi_unacked == 0)
+        return -1;
+    return (long)ti.tcpi_last_ack_recv;
+}
+
+/* Which link and rank a collective failed on; and when the right
+ * neighbour's stack has acknowledged nothing of what we sent for half the
+ * timeout or more, say so: that neighbour stopped (a board lost power, a
+ * host vanished) and what failed here (a timeout starving on the left link,
+ * or a left neighbour giving up first) is its echo around the ring. A frozen
+ * process is not caught by this (its kernel still acknowledges), only a
+ * silent stack. */
+static void comm_detail(const struct mr_rank *r, char *link, char *cause, size_t n)
 {
     const struct tr_comm_fault *f = tr_comm_last_fault(&r->t.comm);
-    b[0] = 0;
-    if (r->world > 1 && f && f->code)
-        snprintf(b, n, " (in %s, peer rank %d)", tr_comm_phase_name(f->phase), f->peer_rank);
+    long silent = right_silent_ms(r);
+    link[0] = cause[0] = 0;
+    if (r->world < 2 || !f || !f->code)
+        return;
+    snprintf(link, n, " (in %s, peer rank %d)", tr_comm_phase_name(f->phase), f->peer_rank);
+    if (silent >= 0 && silent * 2 >= (long)r->a->timeout_s * 1000)
+        snprintf(cause, n, "; rank %d (right neighbour) has acknowledged nothing for %.1f s: "
+                 "it stopped or is cut off", (r->rank + 1) % r->world, silent / 1000.0);
 }
 
 static void report_fault(const struct mr_rank *r, int rc)
 {
     const struct tr_train_fault *f = tr_train_last_fault(&r->t);
-    char detail[128];
-    comm_detail(r, detail, sizeof detail);
+    char detail[128], cause[128];
+    comm_detail(r, detail, cause, sizeof detail);
     switch (f->what) {
     case TR_TRAIN_RESTORE:
         if (r->rank == 0) {          /* checked before: only a position outside the run is left */
@@ -383,7 +416,7 @@ static void report_fault(const struct mr_rank *r, int rc)
             tr_strerror(rc), detail);
     if (f->what >= TR_TRAIN_LOAD)
         fprintf(stderr, " at epoch %u, step %u", f->epoch + 1, f->step + 1);
-    fprintf(stderr, "; stopping\n");
+    fprintf(stderr, "%s; stopping\n", cause);
 }
 
 /* ---- the run */

@@ -3,10 +3,9 @@
 #   1. smoke: FPU, .data/.bss, SysTick, semihosting command line and exit status
 #   2. LAN9118 driver: PHY loopback and error paths; ping/pong between two QEMUs joined by a
 #      socket netdev on 127.0.0.1
-#   3. training: the board's per-step losses against the host build's (1e-4)
-#      and the final parameters' hash (bitwise)
-#   4. the ring (test/board/ring.sh): two boards + two POSIX ranks over lwIP
-# Every QEMU runs under timeout. Suite "board" (+ "board_train" from host_train).
+#   3. training alone: train.elf against mnist_ring (one rank), bit for bit
+#   4. rings (test/board/mixed.sh): two boards + two mnist_ring ranks over lwIP
+# Every QEMU runs under timeout. Suites "board" and "board_mixed".
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -15,8 +14,6 @@ source test/lib.sh
 B=${BOARD_OUT:-${BUILD:-build}/board}
 QEMU=${BOARD_QEMU:-qemu-system-arm}
 STEPS=${BOARD_TRAIN_STEPS:-4}
-C1=${BOARD_TRAIN_C1:-16}; C2=${BOARD_TRAIN_C2:-32}; BATCH=${BOARD_TRAIN_BATCH:-4}
-SEED=42
 work=$(mktemp -d /tmp/tr-board.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
@@ -52,41 +49,47 @@ check "nettest pong exit 0 (got $pst)" [ "$pst" = 0 ]
 check "ping: 30 echoes of 60..1514 bytes intact" grep -q "ping tx 30 rx 30 rx_errors 0 bad 0" "$work/ping.log"
 check "ping used the MAC from the EEPROM" grep -q "mac 00525400:000000b1" "$work/ping.log"
 
-# 3. training: the same samples, seed, variant and batch on the board and the host
-if [ -f /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz ]; then
-  src="/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz /usr/share/datasets/fashion-mnist/train-labels-idx1-ubyte.gz"
-else
-  src=""  # synthetic samples (host_train samples without files)
-fi
-"$B/host_train" samples "$work" $((STEPS * (BATCH > 8 ? BATCH : 8))) $src
-check "sample files written" [ -s "$work/images.idx" ]
-# train_image ELF C1 C2 BATCH: run the image, then the host twin checks it
-train_image() {
-  local elf=$1 c1=$2 c2=$3 b=$4 log="$work/$1.log" st t0 t1
-  t0=$(date +%s.%N)
-  qemu_run 120 "$log" train "$work/images.idx" "$work/labels.idx" "$STEPS" "$SEED" -- \
-    -kernel "$B/$elf"; st=$?
-  t1=$(date +%s.%N)
-  check "$elf exit 0 (got $st)" [ "$st" -eq 0 ]
-  sed 's/^/  board: /' "$log"
-  echo "  board: wall $(awk "BEGIN{printf \"%.1f\", $t1-$t0}") s under TCG"
-  "$B/host_train" check "$log" "$work/images.idx" "$work/labels.idx" \
-    "$STEPS" "$SEED" "$c1" "$c2" "$b"; st=$?
-  check "$elf: board losses match the host build ($c1/$c2 batch $b)" [ "$st" -eq 0 ]
-}
-train_image train.elf "$C1" "$C2" "$BATCH"
-RC1=$(sed -n 's/#define BOARD_RING_C1 \([0-9]*\)u/\1/p' "$B/board_cfg.h")
-RC2=$(sed -n 's/#define BOARD_RING_C2 \([0-9]*\)u/\1/p' "$B/board_cfg.h")
-RB=$(sed -n 's/#define BOARD_RING_BATCH \([0-9]*\)u/\1/p' "$B/board_cfg.h")
-train_image train_narrow.elf "$RC1" "$RC2" "$RB"
-for img in train train_narrow ring; do
+# 3. training alone: train.elf and mnist_ring (one rank) with the same flags on
+#    the same IDX files print the same loss bits, parameter hashes after every
+#    step, final parameter and BN hashes, and test accuracy
+MR=${BUILD:-build}/mnist_ring
+GEN=${BUILD:-build}/test/app/gen_idx
+mkdir -p "$work/data"
+"$GEN" "$work/data" 240 24 7 raw
+check "IDX files written" test -s "$work/data/train-images-idx3-ubyte"
+flags=(--data "$work/data" --batch 4 --max-steps "$STEPS" --seed 42 --lr 0.01 --debug-param-hash)
+t0=$(date +%s.%N)
+qemu_run 120 "$work/train.log" train "${flags[@]}" -- -kernel "$B/train.elf"; st=$?
+t1=$(date +%s.%N)
+sed 's/^/  board: /' "$work/train.log"
+echo "  board: wall $(awk "BEGIN{printf \"%.1f\", $t1-$t0}") s under TCG"
+check "train.elf exit 0 (got $st)" [ "$st" -eq 0 ]
+timeout 60 "$MR" "${flags[@]}" --quiet >"$work/host.out" 2>"$work/host.err"
+check "mnist_ring, one rank, same flags: exit 0" [ $? -eq 0 ]
+lines() { grep -E "^(loss-bits|param-hash|final-hash) " "$1"; }
+check "board and host print $STEPS steps of loss bits and parameter hashes" \
+  sh -c '[ "$(grep -c "^loss-bits rank 0 step" "$1")" -eq "$2" ] && [ "$(grep -c "^param-hash rank 0 step" "$1")" -eq "$2" ]' \
+  _ "$work/train.log" "$STEPS"
+check "board == host: every step's loss bits and parameter hash, final params and BN statistics" \
+  diff <(lines "$work/train.log") <(lines "$work/host.err")
+acc_b=$(sed -n 's/^epoch 1\/1 .*test acc \([0-9.]*\).*/\1/p' "$work/train.log")
+acc_h=$(awk '$1=="epoch" && $3=="loss" { print $13 }' "$work/host.out")
+check "board and host evaluate alike (test acc $acc_b / $acc_h)" \
+  awk -v a="$acc_b" -v b="$acc_h" 'BEGIN { exit !(a != "" && b != "" && sprintf("%.4f", a) == sprintf("%.4f", b)) }'
+qemu_run 30 "$work/bad.log" train --data "$work/nowhere" -- -kernel "$B/train.elf"; st=$?
+check "train.elf without data: exit 2 (got $st), naming the file" \
+  sh -c '[ "$1" -eq 2 ] && grep -q "nowhere/train-images-idx3-ubyte: cannot open" "$2"' _ $st "$work/bad.log"
+qemu_run 30 "$work/badflag.log" train --data "$work/data" --lr x -- -kernel "$B/train.elf"; st=$?
+check "train.elf with --lr x: exit 2 (got $st), naming the flag" \
+  sh -c '[ "$1" -eq 2 ] && grep -q "^train: --lr: .x. is not a number" "$2"' _ $st "$work/badflag.log"
+qemu_run 30 "$work/big.log" train --data "$work/data" --batch 5 -- -kernel "$B/train.elf"; st=$?
+check "train.elf with --batch 5, beyond the image's bound of 4: exit 2 (got $st)" [ "$st" -eq 2 ]
+for img in train ring; do
   check "no heap in $img.elf (no _sbrk, malloc, free)" bash -c "! arm-none-eabi-nm '$B/$img.elf' | grep -qwE '_sbrk|malloc|_malloc_r|free|calloc|realloc'"
 done
 
-# 4. the ring
-if [ -x "$here/ring.sh" ] || [ -f "$here/ring.sh" ]; then
-  bash "$here/ring.sh"; st=$?
-  check "ring: two boards + two POSIX ranks end bitwise equal (ring.sh status $st)" [ "$st" -eq 0 ]
-fi
+# 4. rings of boards and mnist_ring processes (test/board/mixed.sh, suite board_mixed)
+bash "$here/mixed.sh"; st=$?
+check "board_mixed: boards + mnist_ring ranks (mixed.sh status $st)" [ "$st" -eq 0 ]
 
 report board

@@ -1,7 +1,7 @@
 /* test/packaging consumer: a few SGD steps of the narrow ConvNet (4/8) on a
  * synthetic batch, one source for the host and the Cortex-M4F board, so the
- * two print the same numbers when core computes the same bits. The step
- * itself is apps/board_mps2/train_step.c, used in place. */
+ * two print the same numbers when core computes the same bits. The steps
+ * are core's trainer (tr_train.h) on an in-memory data set. */
 #ifndef DEMO_H
 #define DEMO_H
 

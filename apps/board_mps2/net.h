@@ -1,0 +1,22 @@
+/* tinyring board_mps2: the ring links the trainer runs over. net_lwip.c
+ * brings up the LAN9118, lwIP (NO_SYS=1) and the tr_lwip port; net_none.c
+ * is the image without a network (a single rank). */
+#ifndef BOARD_NET_H
+#define BOARD_NET_H
+
+#include "settings.h"
+#include "tr_transport.h"
+
+/* This board's address is s->table[s->rank] (netmask /24, no gateway).
+ * Connects both ring links (waiting up to --timeout for the neighbours).
+ * Returns the transport, or 0 after printing why. */
+const struct tr_transport *board_net_up(const struct board_settings *s);
+
+/* One line of counters (frames, errors, interrupts) for the log. */
+void board_net_report(void);
+
+/* Drive the stack until what was sent is acknowledged (at most linger_ms),
+ * then close the links. */
+void board_net_down(uint32_t linger_ms);
+
+#endif /* BOARD_NET_H */

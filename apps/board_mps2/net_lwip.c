@@ -1,0 +1,131 @@
+/* tinyring board_mps2: lwIP (NO_SYS=1) on the LAN9118 with the tr_lwip
+ * transport (see net.h). */
+#include "lwip/init.h"
+#include "lwip/ip4_addr.h"
+#include "lwip/netif.h"
+#include "lwip/timeouts.h"
+#include "netif/ethernet.h"
+
+#include "net.h"
+#include "board.h"
+#include "fmt.h"
+#include "lan9118_netif.h"
+#include "semihost.h"
+#include "settings.h"
+#include "tr_error.h"
+#include "tr_lwip.h"
+
+static uint8_t rx_rings[2 * 2 * TCP_WND];  /* per link 2 x TCP_WND: no pbuf held */
+static struct tr_lwip lw;
+static struct lan9118 nic;
+static struct netif nif;
+static struct tr_lwip_addr table[BOARD_MAX_WORLD];
+
+/* lwIP's NO_SYS clock */
+uint32_t sys_now(void)
+{
+    return board_now_ms();
+}
+
+void tr_lwip_platform_assert(const char *msg, const char *file, int line)
+{
+    board_printf("lwip assert: %s (%s:%d)\n", msg, file, line);
+    sh_exit(5);
+}
+
+/* IRQ 13: a frame arrived. Acknowledge only; drive() takes it. The point
+ * is the wake-up: WFI in drive() returns at once instead of at the next
+ * SysTick. */
+void board_irq_eth(void)
+{
+    lan9118_irq_ack(&nic);
+}
+
+/* One turn of the network loop: frames in, timers, then sleep until the
+ * next interrupt (a frame, or SysTick's 1 ms) if nothing arrived and the
+ * caller may wait. A frame that lands between the poll and the WFI costs
+ * at most that 1 ms. */
+static void drive(void *arg, uint32_t wait_ms)
+{
+    uint32_t t0 = board_now_ms();
+    (void)arg;
+    for (;;) {
+        int got = lan9118_netif_poll(&nif);
+        sys_check_timeouts();
+        if (got || board_now_ms() - t0 >= wait_ms)
+            return;
+        __asm__ volatile("wfi");
+    }
+}
+
+static int netif_up(const struct board_addr *me)
+{
+    ip4_addr_t ip, mask, gw;
+    int e;
+    if ((e = lan9118_init(&nic, LAN9118_MPS2_BASE, 0, 0)) != 0) {
+        board_printf("train: lan9118 init %d\n", e);
+        return -1;
+    }
+    lan9118_irq_enable(&nic, 1);
+    board_nvic_enable(LAN9118_MPS2_IRQ, 1);
+    lwip_init();
+    IP4_ADDR(&ip, me->ip[0], me->ip[1], me->ip[2], me->ip[3]);
+    IP4_ADDR(&mask, 255, 255, 255, 0);
+    IP4_ADDR(&gw, 0, 0, 0, 0);
+    if (!netif_add(&nif, &ip, &mask, &gw, &nic, lan9118_netif_init, ethernet_input)) {
+        board_printf("train: netif_add failed\n");
+        return -1;
+    }
+    netif_set_default(&nif);
+    netif_set_up(&nif);
+    netif_set_link_up(&nif);
+    return 0;
+}
+
+const struct tr_transport *board_net_up(const struct board_settings *s)
+{
+    struct tr_lwip_config lc;
+    const struct board_addr *me = &s->table[s->rank];
+    int i, e;
+
+    for (i = 0; i < s->world; i++) {
+        for (e = 0; e < 4; e++)
+            table[i].ip[e] = s->table[i].ip[e];
+        table[i].port = s->table[i].port;
+    }
+    if (netif_up(me) < 0)
+        return 0;
+    board_printf("train: rank %d/%d at %d.%d.%d.%d:%u mac %x%x link %d\n", s->rank, s->world,
+                 me->ip[0], me->ip[1], me->ip[2], me->ip[3], (unsigned)me->port,
+                 (unsigned)(nic.mac[0] << 8 | nic.mac[1]),
+                 (unsigned)(nic.mac[2] << 24 | nic.mac[3] << 16 | nic.mac[4] << 8 | nic.mac[5]),
+                 lan9118_link_up(&nic));
+    lc.rank = s->rank;
+    lc.world = s->world;
+    lc.table = table;
+    lc.job_token = board_token(s->job_token);
+    lc.connect_timeout_ms = s->timeout_s * 1000u;
+    lc.retry_ms = 200;
+    lc.drive = drive;
+    lc.drive_arg = 0;
+    lc.rx_mem = rx_rings;
+    lc.rx_mem_size = sizeof rx_rings;
+    if ((e = tr_lwip_init(&lw, &lc)) < 0 || (e = tr_lwip_connect(&lw)) < 0) {
+        board_printf("train: rank %d: cannot join the ring of --peers %s: %s\n", s->rank,
+                     s->peers, tr_strerror(e));
+        return 0;
+    }
+    return tr_lwip_transport(&lw);
+}
+
+void board_net_report(void)
+{
+    board_printf("train: lan9118 tx %u rx %u rx_err %u irqs %u nopbuf %u\n",
+                 (unsigned)nic.tx_frames, (unsigned)nic.rx_frames, (unsigned)nic.rx_errors,
+                 (unsigned)nic.irqs, lan9118_netif_rx_nopbuf);
+}
+
+void board_net_down(uint32_t linger_ms)
+{
+    tr_lwip_close(&lw, linger_ms);
+}

@@ -1,0 +1,53 @@
+/* tinyring board_mps2: the training image's settings, from the semihosting
+ * command line, with mnist_ring's flag names (a board accepts the same
+ * training settings as a host rank of the same ring):
+ *
+ *   --data DIR           raw IDX files DIR/{train,t10k}-{images-idx3,labels-idx1}-ubyte
+ *   --epochs N  --batch N  --lr X  --momentum X  --seed N
+ *   --allreduce ring|chain|reduce-bcast  --max-steps N  --checkpoint-every K
+ *   --rank R  --peers FILE  --job-token STR  --timeout S   (rings; FILE as mnist_ring's)
+ *   --debug-param-hash   per-step loss bits and parameter hash, as mnist_ring
+ *
+ * --checkpoint-every K averages the BN statistics every K steps as mnist_ring
+ * does at its checkpoints (the board writes no file): a ring whose host rank 0
+ * checkpoints every K steps needs it on every board. */
+#ifndef BOARD_SETTINGS_H
+#define BOARD_SETTINGS_H
+
+#include <stdint.h>
+
+#define BOARD_MAX_WORLD 16
+
+/* One rank's listening address. */
+struct board_addr {
+    uint8_t  ip[4];
+    uint16_t port;
+};
+
+struct board_settings {
+    const char *data;          /* "data" */
+    uint32_t epochs;           /* 1 */
+    unsigned batch;            /* BOARD_BATCH_MAX (the image's arena bound) */
+    float    lr, momentum;     /* 0.001, 0.9 */
+    uint64_t seed;             /* 0 */
+    int      algo;             /* enum tr_algo */
+    uint64_t max_steps;        /* 0: none */
+    uint32_t checkpoint_every; /* 0 */
+    int      rank, world;      /* 0, 1 (world from --peers) */
+    const char *peers;         /* the table file, or 0 */
+    const char *job_token;     /* "" */
+    uint32_t timeout_s;        /* 60 */
+    int      debug_param_hash;
+    struct board_addr table[BOARD_MAX_WORLD];
+};
+
+/* Parse argv[1..argc) (argv[0] is the image name) and read --peers.
+ * Returns 0, or -1 after printing what is wrong. */
+int board_settings(struct board_settings *s, int argc, char **argv, unsigned batch_max);
+
+/* mnist_ring's --job-token as a number (tr_posix_token: FNV-1a 64, 0 -> 1). */
+uint64_t board_token(const char *s);
+
+const char *board_algo_name(int algo);
+
+#endif /* BOARD_SETTINGS_H */

@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# tinyring test/board: two mps2-an386 boards (QEMU, LAN9118 on a TAP, ring.elf)
+# and two mnist_ring processes in one ring, over lwIP on the boards and Linux
+# TCP on the hosts, inside a network namespace of its own (bridge br0,
+# 198.18.0.0/24; nothing leaves the namespace). Every rank reads the same
+# --peers table; ranks alternate board/host, so every ring link joins a board
+# and a host:
+#   rank 0 board 198.18.0.10   rank 1 host 198.18.0.1
+#   rank 2 board 198.18.0.11   rank 3 host 198.18.0.2
+# All four run core's trainer with the same flags on the same IDX files (the
+# seed ConvNet, batch 2 per rank, a few steps). Checked: every rank ends with
+# the parameter and BN-statistics hashes of four mnist_ring processes alone
+# (--nproc 4), after every step too; each board's loss bits equal those of
+# the same rank in that host-only run; then a board killed mid-run makes both
+# mnist_ring ranks exit with a message naming it. Suite "board_mixed".
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+cd "$root"
+B=${BOARD_OUT:-${BUILD:-build}/board}
+MR=${BUILD:-build}/mnist_ring
+GEN=${BUILD:-build}/test/app/gen_idx
+QEMU=${BOARD_QEMU:-qemu-system-arm}
+STEPS=${BOARD_MIXED_STEPS:-3}
+source test/lib.sh
+
+if [ -z "${TR_BOARD_NETNS:-}" ]; then
+  # re-run inside a fresh network namespace (needs root or user namespaces)
+  if ! unshare --net true 2>/dev/null; then
+    echo "board_mixed: cannot create a network namespace (unshare --net): not run" >&2
+    fail "network namespace for the ring (run as root)"
+    report board_mixed
+    exit 1
+  fi
+  TR_BOARD_NETNS=1 exec timeout 300 unshare --net bash "$0" "$@"
+fi
+
+work=$(mktemp -d /tmp/tr-mixed.XXXXXX)
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; rm -rf "$work"; }
+trap cleanup EXIT
+
+ip link set lo up
+ip link add br0 type bridge
+ip link set br0 up
+ip addr add 198.18.0.1/24 dev br0
+ip addr add 198.18.0.2/24 dev br0
+for t in tap0 tap1; do
+  ip tuntap add dev $t mode tap
+  ip link set $t master br0
+  ip link set $t up
+done
+check "bridge and taps up in the namespace" ip link show tap1 >/dev/null
+
+mkdir -p "$work/data"
+"$GEN" "$work/data" 240 24 7 raw
+printf '# rank address:port (boards .10 and .11, hosts on br0)\n0 198.18.0.10:5000\n1 198.18.0.1:5001\n2 198.18.0.11:5002\n3 198.18.0.2:5003\n' >"$work/peers"
+
+# board RANK TAP MAC TAG FLAGS...: ring.elf as rank RANK, log in $work/TAG-rankR.log
+board() {
+  local r=$1 tap=$2 mac=$3 tag=$4 sh="enable=on,target=native,arg=train" a
+  shift 4
+  for a in --rank "$r" --peers "$work/peers" --data "$work/data" "$@"; do sh="$sh,arg=$a"; done
+  timeout 240 "$QEMU" -M mps2-an386 -display none -monitor none -serial none \
+    -semihosting-config "$sh" -kernel "$B/ring.elf" \
+    -nic tap,ifname=$tap,script=no,downscript=no,model=lan9118,mac=$mac >"$work/$tag-rank$r.log" 2>&1
+  echo $? >"$work/$tag-rank$r.rc"
+}
+# host RANK TAG FLAGS...: mnist_ring as rank RANK
+host() {
+  local r=$1 tag=$2
+  shift 2
+  timeout 240 "$MR" --rank "$r" --peers "$work/peers" --data "$work/data" --quiet "$@" \
+    >"$work/$tag-rank$r.log" 2>&1
+  echo $? >"$work/$tag-rank$r.rc"
+}
+flags=(--job-token mixed --batch 2 --max-steps "$STEPS" --seed 7 --lr 0.01 --debug-param-hash)
+
+# --- 1. two boards and two mnist_ring processes train together
+t0=$(date +%s)
+board 0 tap0 52:54:00:18:00:10 ring "${flags[@]}" & pids+=($!)
+host 1 ring "${flags[@]}" & pids+=($!)
+board 2 tap1 52:54:00:18:00:11 ring "${flags[@]}" & pids+=($!)
+host 3 ring "${flags[@]}" & pids+=($!)
+wait
+t1=$(date +%s)
+for r in 0 1 2 3; do
+  sed "s/^/  rank $r: /" "$work/ring-rank$r.log"
+  check "rank $r exit 0 (got $(cat "$work/ring-rank$r.rc"))" [ "$(cat "$work/ring-rank$r.rc")" = 0 ]
+done
+echo "  board_mixed: $STEPS steps in $((t1 - t0)) s"
+
+# --- the same job on four mnist_ring processes alone (loopback)
+timeout 120 "$MR" --nproc 4 --data "$work/data" --quiet "${flags[@]}" >"$work/ref.out" 2>"$work/ref.err"
+check "host-only reference (--nproc 4) exit 0" [ $? -eq 0 ]
+final_of() { sed -n "s/^final-hash rank $2 //p" "$1"; }
+ref=$(final_of "$work/ref.err" 0)
+echo "  board_mixed: final hashes: reference '$ref'"
+for r in 0 1 2 3; do
+  f=$(final_of "$work/ring-rank$r.log" $r)
+  check "rank $r ends with the host-only run's params and BN statistics ($f)" \
+    sh -c '[ -n "$1" ] && [ "$1" = "$2" ]' _ "$f" "$ref"
+done
+steps_of() { sed -n "s/^param-hash rank $2 //p" "$1"; }
+for r in 0 1 2 3; do
+  check "rank $r: parameter hash after each of $STEPS steps == host-only run's" \
+    sh -c '[ "$(echo "$1" | grep -c step)" -eq "$3" ] && [ "$1" = "$2" ]' \
+    _ "$(steps_of "$work/ring-rank$r.log" $r)" "$(steps_of "$work/ref.err" $r)" "$STEPS"
+done
+loss_of() { sed -n "s/^loss-bits rank $2 //p" "$1"; }
+for r in 0 2; do
+  check "board rank $r: loss bits of each step == the host-only run's rank $r (same samples)" \
+    sh -c '[ "$(echo "$1" | grep -c step)" -eq "$3" ] && [ "$1" = "$2" ]' \
+    _ "$(loss_of "$work/ring-rank$r.log" $r)" "$(loss_of "$work/ref.err" $r)" "$STEPS"
+done
+check "the ranks trained on different samples (step 1 loss bits of ranks 0 and 1 differ)" \
+  sh -c '[ -n "$1" ] && [ "$1" != "$2" ]' _ "$(loss_of "$work/ring-rank0.log" 0 | head -1)" \
+  "$(loss_of "$work/ring-rank1.log" 1 | head -1)"
+acc_ref=$(awk '$1=="epoch" && $3=="loss" { print $13 }' "$work/ref.out")
+acc_b=$(sed -n 's/^epoch 1\/1 .*test acc \([0-9.]*\).*/\1/p' "$work/ring-rank0.log")
+check "board rank 0 prints the epoch line with the ring's test accuracy ($acc_b / $acc_ref)" \
+  awk -v a="$acc_b" -v b="$acc_ref" 'BEGIN { exit !(a != "" && b != "" && sprintf("%.4f", a) == sprintf("%.4f", b)) }'
+
+# --- 2. a board killed mid-run: both mnist_ring ranks stop, naming it
+kflags=(--job-token killed --batch 2 --epochs 2 --seed 7 --lr 0.01 --debug-param-hash --timeout 6)
+board 0 tap0 52:54:00:18:00:10 kill "${kflags[@]}" & b0=$!
+host 1 kill "${kflags[@]}" & h1=$!
+board 2 tap1 52:54:00:18:00:11 kill "${kflags[@]}" & b2=$!
+host 3 kill "${kflags[@]}" & h3=$!
+pids+=($b0 $h1 $b2 $h3)
+for _ in $(seq 600); do grep -q "^param-hash rank 1 step 2 " "$work/kill-rank1.log" 2>/dev/null && break; sleep 0.1; done
+check "the second ring trains (step 2 reached)" grep -q "^param-hash rank 1 step 2 " "$work/kill-rank1.log"
+victim=$(pgrep -f "^$QEMU .*arg=--rank,arg=2,arg=--peers,.*arg=killed" | head -1)
+check "found board rank 2's QEMU (pid ${victim:-none})" test -n "$victim"
+t0=$(date +%s)
+[ -n "$victim" ] && kill -9 "$victim"
+wait $h1 $h3
+t1=$(date +%s)
+wait $b0 $b2 2>/dev/null
+for r in 1 3; do
+  rc=$(cat "$work/kill-rank$r.rc")
+  sed "s/^/  killed ring, rank $r: /" "$work/kill-rank$r.log" | grep -v -e param-hash -e loss-bits
+  check "killed board: mnist_ring rank $r exits 1 (got $rc), not by the test's timeout" [ "$rc" = 1 ]
+  check "killed board: mnist_ring rank $r names rank 2" \
+    grep -Eq "rank $r: .* failed: .*(peer rank 2\)|rank 2 \(right neighbour\) has acknowledged nothing)" "$work/kill-rank$r.log"
+done
+check "killed board: the hosts stopped within 20 s ($((t1 - t0)) s; --timeout 6)" [ $((t1 - t0)) -le 20 ]
+report board_mixed
