@@ -82,7 +82,7 @@ ram_by_symbol() {
     }
     NF == 4 && $3 ~ /^[bBdD]$/ {
       n = hex($2)
-      if ($4 == "arena") g = "model arena (params, grads, momentum, activations, scratch)"
+      if ($4 == "arena") g = "trainer arena (model, collectives scratch, sampler, one batch)"
       else if ($4 == "comm_scratch") g = "collectives scratch (tr_comm_scratch_size)"
       else if ($4 == "rx_rings") g = "tr_lwip receive rings (2 links x 2 x TCP_WND)"
       else if ($4 == "ram_heap") g = "lwIP heap (MEM_SIZE: copied TX segments)"
