@@ -51,25 +51,135 @@ static void describe(char *b, size_t n, int status)
         snprintf(b, n, "exited with status %d", WEXITSTATUS(status));
 }
 
+/* The local ranks of --nproc and what became of them. */
+struct mr_local {
+    int   n, alive;
+    pid_t pid[256];      /* 0 once reaped */
+    pid_t first[256];    /* as forked, for messages */
+};
+
 /* Marks the child p as gone; returns its rank, or -1 if it is not one. */
-static int reap(pid_t *pids, int n, pid_t p, int *alive)
+static int reap(struct mr_local *l, pid_t p)
 {
-    for (int i = 0; i < n; i++) {
-        if (pids[i] == p) {
-            pids[i] = 0;
-            (*alive)--;
+    for (int i = 0; i < l->n; i++) {
+        if (l->pid[i] == p) {
+            l->pid[i] = 0;
+            l->alive--;
             return i;
         }
     }
     return -1;
 }
 
-/* --nproc: fork N ranks that meet on 127.0.0.1; the first failure stops all. */
+static int failed_status(int status)
+{
+    return !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+static void stop_all(struct mr_local *l, int sig)
+{
+    for (int i = 0; i < l->n; i++)   /* rank 0 first: it reports an interruption */
+        if (l->pid[i] > 0)
+            kill(l->pid[i], sig);
+}
+
+/* The first failure (rank r, status). Its neighbours fail a moment later
+ * (their links close) and may be reaped first: gather what dies within
+ * 300 ms and blame a rank killed by a signal before one that merely lost a
+ * peer. Then stop the others. */
+static void report_failure(struct mr_local *l, int r, int status)
+{
+    int fr[256], fs[256], nf = 0, cause = 0;
+    char how[128];
+    double end = mr_now() + 0.3;
+    fr[nf] = r;
+    fs[nf++] = status;
+    while (l->alive > 0 && mr_now() < end) {
+        pid_t p = waitpid(-1, &status, WNOHANG);
+        if (p <= 0) {
+            usleep(10000);
+            continue;
+        }
+        if ((r = reap(l, p)) >= 0 && failed_status(status)) {
+            fr[nf] = r;
+            fs[nf++] = status;
+        }
+    }
+    for (int i = nf - 1; i >= 0; i--)
+        if (WIFSIGNALED(fs[i]))
+            cause = i;
+    describe(how, sizeof how, fs[cause]);
+    fprintf(stderr, "mnist_ring: rank %d (pid %ld) %s; stopping the other ranks\n", fr[cause],
+            (long)l->first[fr[cause]], how);
+    for (int i = 0; i < nf; i++) {
+        if (i == cause)
+            continue;
+        describe(how, sizeof how, fs[i]);
+        fprintf(stderr, "mnist_ring: rank %d (pid %ld) %s after that\n", fr[i],
+                (long)l->first[fr[i]], how);
+    }
+    stop_all(l, SIGTERM);
+}
+
+/* Interrupted: every rank is told (rank 0 says where training stopped and
+ * where the last checkpoint is) and given 10 s to leave, then killed. */
+static void stop_interrupted(struct mr_local *l, int sig)
+{
+    double end = mr_now() + 10;
+    stop_all(l, SIGTERM);
+    while (l->alive > 0) {
+        int status;
+        pid_t p = waitpid(-1, &status, WNOHANG);
+        if (p > 0) {
+            reap(l, p);
+        } else if (mr_now() >= end) {
+            stop_all(l, SIGKILL);
+            end += 3600;
+        } else {
+            usleep(10000);
+        }
+    }
+    fprintf(stderr, "mnist_ring: interrupted by %s: all %d ranks stopped\n", mr_signal_name(sig),
+            l->n);
+}
+
+/* Fork the ranks; 0, or -1 with every rank forked so far stopped. */
+static int start_ranks(struct mr_local *l, const struct mr_args *a, const struct mr_dataset *train,
+                       const struct mr_dataset *test, const char *url, const char *token)
+{
+    pid_t parent = getpid();
+    fflush(stdout);
+    fflush(stderr);
+    for (int i = 0; i < l->n; i++) {
+        pid_t p = fork();
+        if (p < 0) {
+            fprintf(stderr, "mnist_ring: --nproc: fork failed: %s\n", strerror(errno));
+            stop_all(l, SIGTERM);
+            while (wait(NULL) > 0)
+                ;
+            return -1;
+        }
+        if (p == 0) {
+#ifdef __linux__
+            prctl(PR_SET_PDEATHSIG, SIGTERM);  /* never outlive the launcher */
+#endif
+            if (getppid() != parent)
+                _exit(1);
+            _exit(mr_train_rank(a, train, test, url, NULL, i, l->n, token));
+        }
+        l->pid[i] = l->first[i] = p;
+        l->alive++;
+    }
+    return 0;
+}
+
+/* --nproc: fork N ranks that meet on 127.0.0.1; the first failure stops all,
+ * so does SIGINT or SIGTERM. */
 static int launch_local(const struct mr_args *a, const struct mr_dataset *train,
                         const struct mr_dataset *test)
 {
-    pid_t pids[256], fpid[256], parent = getpid();
-    int n = a->nproc, alive = n, failed = 0, port = free_port();
+    static struct mr_local l;
+    int failed = 0, port = free_port();
     char url[64], token[128];
 
     if (port < 0) {
@@ -80,82 +190,57 @@ static int launch_local(const struct mr_args *a, const struct mr_dataset *train,
     if (a->job_token)
         snprintf(token, sizeof token, "%s", a->job_token);
     else  /* strangers on this host cannot join by accident */
-        snprintf(token, sizeof token, "nproc-%ld-%ld-%d", (long)parent, (long)time(NULL), port);
-    fflush(stdout);
-    fflush(stderr);
-    for (int i = 0; i < n; i++) {
-        pid_t p = fork();
-        if (p < 0) {
-            fprintf(stderr, "mnist_ring: --nproc: fork failed: %s\n", strerror(errno));
-            for (int j = 0; j < i; j++)
-                kill(pids[j], SIGTERM);
-            while (wait(NULL) > 0)
-                ;
-            return 1;
-        }
-        if (p == 0) {
-#ifdef __linux__
-            prctl(PR_SET_PDEATHSIG, SIGTERM);  /* never outlive the launcher */
-#endif
-            if (getppid() != parent)
-                _exit(1);
-            _exit(mr_train_rank(a, train, test, url, NULL, i, n, token));
-        }
-        pids[i] = p;
-        fpid[i] = p;
-    }
-    while (alive > 0) {
+        snprintf(token, sizeof token, "nproc-%ld-%ld-%d", (long)getpid(), (long)time(NULL), port);
+    l.n = a->nproc;
+    if (start_ranks(&l, a, train, test, url, token) < 0)
+        return 1;
+    mr_stop_in_order = 1;
+    while (l.alive > 0) {
         int status, r;
-        pid_t p = waitpid(-1, &status, 0);
-        if (p < 0) {
-            if (errno == EINTR)
-                continue;
-            break;
+        pid_t p;
+        if (mr_interrupted) {
+            stop_interrupted(&l, mr_interrupted);
+            return 128 + mr_interrupted;
         }
-        r = reap(pids, n, p, &alive);
-        if (r < 0 || (WIFEXITED(status) && WEXITSTATUS(status) == 0) || failed)
+        p = waitpid(-1, &status, WNOHANG);
+        if (p == 0 || (p < 0 && errno == EINTR)) {
+            usleep(20000);   /* a signal cuts it short */
             continue;
-        /* The first failure. Its neighbours fail a moment later (their links
-         * close) and may be reaped first: gather what dies within 300 ms and
-         * blame a rank killed by a signal before one that merely lost a peer. */
-        {
-            int fr[256], fs[256], nf = 0, cause = 0;
-            char how[128];
-            double end = mr_now() + 0.3;
-            fr[nf] = r;
-            fs[nf++] = status;
-            while (alive > 0 && mr_now() < end) {
-                p = waitpid(-1, &status, WNOHANG);
-                if (p <= 0) {
-                    usleep(10000);
-                    continue;
-                }
-                if ((r = reap(pids, n, p, &alive)) >= 0 &&
-                    !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
-                    fr[nf] = r;
-                    fs[nf++] = status;
-                }
-            }
-            for (int i = nf - 1; i >= 0; i--)
-                if (WIFSIGNALED(fs[i]))
-                    cause = i;
-            describe(how, sizeof how, fs[cause]);
-            fprintf(stderr, "mnist_ring: rank %d (pid %ld) %s; stopping the other ranks\n",
-                    fr[cause], (long)fpid[fr[cause]], how);
-            for (int i = 0; i < nf; i++) {
-                if (i == cause)
-                    continue;
-                describe(how, sizeof how, fs[i]);
-                fprintf(stderr, "mnist_ring: rank %d (pid %ld) %s after that\n", fr[i],
-                        (long)fpid[fr[i]], how);
-            }
+        }
+        if (p < 0)
+            break;
+        r = reap(&l, p);
+        if (r >= 0 && failed_status(status) && !failed) {
+            report_failure(&l, r, status);
             failed = 1;
-            for (int i = 0; i < n; i++)
-                if (pids[i] > 0)
-                    kill(pids[i], SIGTERM);
         }
     }
     return failed ? 1 : 0;
+}
+
+static void on_interrupt(int sig)
+{
+    if (!mr_stop_in_order) {      /* nothing started yet: end as by default */
+        signal(sig, SIG_DFL);
+        raise(sig);
+        return;
+    }
+    mr_interrupted = sig;
+}
+
+/* SIGINT and SIGTERM end a run in order once it trains (train.h:
+ * mr_interrupted), also in a background job, where a shell leaves SIGINT
+ * ignored. SA_RESTART keeps file writes going; poll() returns to the loop
+ * that checks the flag. */
+static void catch_interrupts(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_interrupt;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
 }
 
 /* --peers: the table must be sound and hold --rank (and --world-size). */
@@ -205,6 +290,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "mnist_ring: data: %s\n", err);
         return 2;
     }
+    catch_interrupts();
     if (a.nproc > 1)
         rc = launch_local(&a, &train, &test);
     else if (a.init_method || a.peers)

@@ -39,6 +39,10 @@ struct mr_rank {
     void *arena;
     void *state;              /* tr_train_state_size bytes, for the files */
     size_t state_len;
+    /* the last checkpoint written or resumed from (rank 0) */
+    int ck_have;
+    uint32_t ck_epoch, ck_step;
+    uint64_t ck_global;
     /* progress within the epoch */
     double t_start, t_last, t_trained;
     unsigned k0, qmark;
@@ -206,7 +210,13 @@ static int save_ckpt(struct mr_rank *r)
 {
     if (r->rank != 0)
         return 0;
-    return save_state(r, TR_STATE_CHECKPOINT, r->a->checkpoint, "checkpoint");
+    if (save_state(r, TR_STATE_CHECKPOINT, r->a->checkpoint, "checkpoint") < 0)
+        return TR_ERR_IO;
+    r->ck_have = 1;
+    r->ck_epoch = r->t.epoch;
+    r->ck_step = r->t.step;
+    r->ck_global = r->t.global_step;
+    return 0;
 }
 
 /* Rank 0: start from --seed, or from the checkpoint; a checkpoint that
@@ -247,6 +257,10 @@ static int start(struct mr_rank *r)
         printf("resuming from %s: epoch %u, step %u (%llu steps done)\n", a->checkpoint,
                (unsigned)in.epoch + 1, (unsigned)in.step, (unsigned long long)in.global_step);
         rc = tr_train_begin(&r->t, bytes, len);
+        r->ck_have = 1;
+        r->ck_epoch = in.epoch;
+        r->ck_step = in.step;
+        r->ck_global = in.global_step;
     }
     free(bytes);
     return rc < 0 ? tr_train_refuse(&r->t, rc) : 0;
@@ -421,11 +435,57 @@ static void report_fault(const struct mr_rank *r, int rc)
 
 /* ---- the run */
 
+volatile sig_atomic_t mr_interrupted;
+volatile sig_atomic_t mr_stop_in_order;
+
+const char *mr_signal_name(int sig)
+{
+    return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal";
+}
+
+/* Rank 0 says where training stopped and how to go on. */
+static void report_interrupt(const struct mr_rank *r)
+{
+    const struct mr_args *a = r->a;
+    const struct tr_train *t = &r->t;
+    if (r->rank != 0)
+        return;
+    mr_progress_end();
+    fprintf(stderr, "mnist_ring: interrupted by %s in epoch %u of %u after step %u of %u "
+            "(%llu steps done); ", mr_signal_name(mr_interrupted), t->epoch + 1, a->epochs,
+            t->step, t->steps, (unsigned long long)t->global_step);
+    if (r->ck_have)
+        fprintf(stderr, "last checkpoint: %s at epoch %u, step %u (%llu steps done): continue "
+                "with --resume\n", a->checkpoint, r->ck_epoch + 1, r->ck_step,
+                (unsigned long long)r->ck_global);
+    else if (a->checkpoint)
+        fprintf(stderr, "no checkpoint written to %s yet\n", a->checkpoint);
+    else
+        fprintf(stderr, "no checkpoint (run without --checkpoint)\n");
+}
+
+#define MR_INTERRUPTED (-1000)
+
+/* The next event, or MR_INTERRUPTED: waits for the ring in slices, so a
+ * signal is seen within a fraction of a second. */
+static int next_event(struct mr_rank *r, struct tr_train_report *rep)
+{
+    int ev;
+    for (;;) {
+        if (mr_interrupted)
+            return MR_INTERRUPTED;
+        if ((ev = tr_train_poll(&r->t, rep)) != TR_ERR_AGAIN)
+            return ev < 0 && mr_interrupted ? MR_INTERRUPTED : ev;
+        if ((ev = tr_train_wait(&r->t, 250)) < 0)
+            return mr_interrupted ? MR_INTERRUPTED : ev;
+    }
+}
+
 static int run(struct mr_rank *r)
 {
     struct tr_train_report rep;
     int ev;
-    while ((ev = tr_train_next(&r->t, &rep)) > 0) {
+    while ((ev = next_event(r, &rep)) > 0) {
         switch (ev) {
         case TR_TRAIN_START:
             on_start(r, &rep);
@@ -443,7 +503,9 @@ static int run(struct mr_rank *r)
             break;
         }
     }
-    if (ev < 0)
+    if (ev == MR_INTERRUPTED)
+        report_interrupt(r);
+    else if (ev < 0)
         report_fault(r, ev);
     return ev;
 }
@@ -493,9 +555,14 @@ int mr_train_rank(const struct mr_args *a, const struct mr_dataset *train,
     r.test = test;
     r.last_acc = -1;
     if ((rc = join(&r, init_method, peers, rank, world, job_token)) == 0 &&
-        (rc = setup(&r, job_token)) == 0 && (rc = start(&r)) == 0 && (rc = run(&r)) == 0)
-        rc = finish(&r);
+        (rc = setup(&r, job_token)) == 0) {
+        mr_stop_in_order = 1;
+        if ((rc = start(&r)) == 0 && (rc = run(&r)) == 0)
+            rc = finish(&r);
+    }
     fflush(stdout);
     teardown(&r);
+    if (rc == MR_INTERRUPTED)
+        return 128 + mr_interrupted;
     return rc < 0 ? 1 : 0;
 }

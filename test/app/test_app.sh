@@ -245,6 +245,36 @@ st=$?
 check "--nproc: a rank failing on its own is reported with its exit status" grep -q "rank 0 (pid [0-9]*) exited with status 1" "$T/np2.err"
 check "--nproc: ... and the launcher fails (got $st)" test $st -ne 0
 
+# --- interrupted runs (SIGTERM, Ctrl-C): rank 0 says where training stopped and
+# where the last checkpoint is; the launcher stops every rank and leaves none
+# (issue 13, defect 7: before, the run ended silently)
+$TO 60 "$MR" --data "$T/big" --nproc 2 --epochs 20 --checkpoint "$T/int.ck" --checkpoint-every 3 \
+   --debug-param-hash --quiet >"$T/int.out" 2>"$T/int.err" &
+pl=$!
+for _ in $(seq 300); do grep -q "param-hash rank 0 step 8 " "$T/int.err" 2>/dev/null && break; sleep 0.1; done
+launcher=$(pgrep -P $pl); kids=$(pgrep -P "$launcher" | tr '\n' ' ')
+kill -TERM "$launcher"
+wait $pl; st=$?
+check "SIGTERM to --nproc 2: exit status 143 (got $st)" test $st -eq 143
+check "SIGTERM: rank 0 says at which epoch and step training stopped, and where the last checkpoint is" \
+  grep -Eq "interrupted by SIGTERM in epoch 1 of 20 after step [0-9]+ of 30 \([0-9]+ steps done\); last checkpoint: $T/int.ck at epoch 1, step [0-9]+ " "$T/int.err"
+check "SIGTERM: the launcher says it stopped both ranks" grep -q "interrupted by SIGTERM: all 2 ranks stopped" "$T/int.err"
+left=0; for k in $kids; do kill -0 $k 2>/dev/null && left=1; done
+check "SIGTERM: no rank left running ($kids)" test -n "$kids" -a $left -eq 0
+ck_step=$(sed -n 's/.*last checkpoint: .* at epoch 1, step \([0-9]*\) .*/\1/p' "$T/int.err")
+$TO 60 "$MR" --data "$T/big" --nproc 2 --epochs 20 --checkpoint "$T/int.ck" --checkpoint-every 3 --quiet \
+   --resume --max-steps $((ck_step + 1)) >"$T/int2.out" 2>&1
+check "SIGTERM: the named checkpoint resumes at that step (${ck_step:-none})" \
+  grep -q "resuming from $T/int.ck: epoch 1, step ${ck_step:-none} " "$T/int2.out"
+$TO 60 "$MR" --data "$T/big" --epochs 20 --debug-param-hash --quiet >/dev/null 2>"$T/int1.err" &
+pl=$!
+for _ in $(seq 300); do grep -q "param-hash rank 0 step 2 " "$T/int1.err" 2>/dev/null && break; sleep 0.1; done
+kill -INT "$(pgrep -P $pl)"
+wait $pl; st=$?
+check "Ctrl-C (SIGINT) to one rank: exit status 130 (got $st)" test $st -eq 130
+check "SIGINT: it says where it stopped, and that there is no checkpoint" \
+  grep -Eq "interrupted by SIGINT in epoch 1 of 20 after step [0-9]+ of 60 .*no checkpoint \(run without --checkpoint\)" "$T/int1.err"
+
 # --- env:// under Open MPI's mpirun: same bits as --nproc 4
 if command -v mpirun >/dev/null; then
   port=$(free_port)
