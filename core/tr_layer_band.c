@@ -276,46 +276,49 @@ typedef float tr_v8 __attribute__((vector_size(32)));
  * target's registers would change the ABI on SSE-only builds) */
 #define V8_LOAD(v, p) __builtin_memcpy(&(v), (p), sizeof(tr_v8))
 
-/* y[0..8) = b + taps over 8 consecutive outputs of a stride-1 row */
-static void plane_blk8(float *y, const float *xrow, const float *w_oc, float b, unsigned IC,
-                       unsigned K, size_t plane, size_t Wp)
+/* one row of outputs, stride 1, in chunks of 32: four vectors of 8
+ * accumulators, independent chains over the taps (one chain would wait for
+ * the add latency at every tap); the lanes past the row's end compute on
+ * the next row (or the padding's slack) and are not stored */
+static void plane_row_s1(float *y, const float *xrow, const float *w_oc, float b,
+                         unsigned OW, unsigned IC, unsigned K, size_t plane, size_t Wp)
 {
-    tr_v8 acc = {b, b, b, b, b, b, b, b};
-    unsigned ic, ki, kj;
+    unsigned ow, ic, ki, kj, j;
 
-    for (ic = 0; ic < IC; ic++)
-        for (ki = 0; ki < K; ki++) {
-            const float *xr = xrow + ic * plane + ki * Wp;
-            const float *wr = w_oc + ((size_t)ic * K + ki) * K;
-            for (kj = 0; kj < K; kj++) {
-                tr_v8 xv;
-                V8_LOAD(xv, xr + kj);
-                acc += wr[kj] * xv;
+    for (ow = 0; ow < OW; ow += 32) {
+        const unsigned rem = OW - ow < 32 ? OW - ow : 32;
+        tr_v8 a0 = {b, b, b, b, b, b, b, b}, a1 = a0, a2 = a0, a3 = a0;
+        float out[32];
+        for (ic = 0; ic < IC; ic++)
+            for (ki = 0; ki < K; ki++) {
+                const float *xr = xrow + ic * plane + ki * Wp + ow;
+                const float *wr = w_oc + ((size_t)ic * K + ki) * K;
+                for (kj = 0; kj < K; kj++) {
+                    const float wv = wr[kj];
+                    tr_v8 x0, x1, x2, x3;
+                    V8_LOAD(x0, xr + kj);
+                    a0 += wv * x0;
+                    if (rem > 8) {
+                        V8_LOAD(x1, xr + kj + 8);
+                        a1 += wv * x1;
+                    }
+                    if (rem > 16) {
+                        V8_LOAD(x2, xr + kj + 16);
+                        a2 += wv * x2;
+                    }
+                    if (rem > 24) {
+                        V8_LOAD(x3, xr + kj + 24);
+                        a3 += wv * x3;
+                    }
+                }
             }
-        }
-    __builtin_memcpy(y, &acc, sizeof acc);
-}
-
-typedef float tr_v4 __attribute__((vector_size(16)));
-
-/* the same for 4 outputs */
-static void plane_blk4(float *y, const float *xrow, const float *w_oc, float b, unsigned IC,
-                       unsigned K, size_t plane, size_t Wp)
-{
-    tr_v4 acc = {b, b, b, b};
-    unsigned ic, ki, kj;
-
-    for (ic = 0; ic < IC; ic++)
-        for (ki = 0; ki < K; ki++) {
-            const float *xr = xrow + ic * plane + ki * Wp;
-            const float *wr = w_oc + ((size_t)ic * K + ki) * K;
-            for (kj = 0; kj < K; kj++) {
-                tr_v4 xv;
-                __builtin_memcpy(&xv, xr + kj, sizeof xv);
-                acc += wr[kj] * xv;
-            }
-        }
-    __builtin_memcpy(y, &acc, sizeof acc);
+        __builtin_memcpy(out, &a0, sizeof a0);
+        __builtin_memcpy(out + 8, &a1, sizeof a1);
+        __builtin_memcpy(out + 16, &a2, sizeof a2);
+        __builtin_memcpy(out + 24, &a3, sizeof a3);
+        for (j = 0; j < rem; j++)
+            y[ow + j] = out[j];
+    }
 }
 
 /* the 25 taps of a 5x5 stride-1 weight gradient: one vector per kernel row
@@ -484,7 +487,6 @@ static void plane_dw_k5(float *dwc, const float *xp, const float *g, unsigned OH
     for (ki = 0; ki < 5; ki++)
         plane_dw_row5(dwc + 5 * ki, xp + ki * Wp, g, OH, OW, Wp);
 }
-#endif
 
 /* one row of outputs, stride 1: blocks of 8, of 4, then single outputs */
 static void plane_row_s1(float *y, const float *xrow, const float *w_oc, float b,
@@ -508,6 +510,7 @@ static void plane_row_s1(float *y, const float *xrow, const float *w_oc, float b
         y[ow] = acc;
     }
 }
+#endif
 
 /* y (OH, OW) = b + w_oc (IC*K*K) taps over the padded input, each output
  * starting at b and adding its taps in order (ic, ki, kj) */

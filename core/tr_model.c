@@ -200,29 +200,36 @@ static size_t band_positions(const struct tr_layer *l, size_t room)
     return q - q % 8;
 }
 
-/* Floats of scratch: the largest need of any stage. The lean plan's conv
- * bands are sized last, to fit in what the blocks and streams need. */
+/* Floats of scratch: the largest need of any stage. On the lean plan the
+ * convolutions are sized last, within a room: what the blocks and streams
+ * need anyway, or an eighth of the activations the plan stores, whichever
+ * is larger (at a large batch the activations dwarf any conv scratch).
+ * A conv whose whole-image scratch fits in the room runs the fast plan's
+ * kernels (band 0); the others run in bands of output positions. */
 static size_t scratch_floats(struct tr_model *m, unsigned batch)
 {
-    size_t room = 0, need, smax;
+    size_t room = 0, act = 0, need, smax;
     unsigned i;
 
     for (i = 0; i < m->n_layers; i++) {
         need = m->layer[i].role == TR_ROLE_BLOCK ? tr_plan_block_floats(m, i, batch)
              : m->layer[i].role == TR_ROLE_STREAM ? tr_plan_stream_floats(m, i) : 0;
         room = need > room ? need : room;
+        if (tr_plan_stores(m, i))
+            act += (size_t)batch * sample_floats(&m->layer[i], 1);
     }
     smax = room;
+    if (act / 8 > room)
+        room = act / 8;
     for (i = 0; i < m->n_layers; i++) {
         struct tr_layer *l = &m->layer[i];
         if (l->d.kind != TR_LAYER_CONV2D || l->role != TR_ROLE_LAYER)
             continue;
-        if (m->desc.plan == TR_PLAN_LEAN) {
+        need = tr_conv2d_scratch_floats(l);
+        l->band = 0;
+        if (m->desc.plan == TR_PLAN_LEAN && need > room) {
             l->band = band_positions(l, room);
             need = tr_conv2d_band_floats(l, l->band);
-        } else {
-            l->band = (size_t)l->out_h * l->out_w;
-            need = tr_conv2d_scratch_floats(l);
         }
         smax = need > smax ? need : smax;
     }

@@ -77,8 +77,9 @@ struct tr_layer {
                                     * recomputed; NULL for the others (max-pool
                                     * finds its argmax again from in and out) */
     uint8_t  role;                 /* how the plan runs it (TR_ROLE_*) */
-    size_t   band;                 /* conv on the lean plan: output positions per
-                                    * band of its scratch */
+    size_t   band;                 /* conv: output positions per band of its
+                                    * scratch (lean plan), or 0: whole-image
+                                    * im2col (fast plan, and lean where room) */
 };
 
 /* Roles (struct tr_layer.role). The fast plan runs every layer as

@@ -25,7 +25,7 @@ static int layer_forward(struct tr_model *m, unsigned i, const float *in, unsign
     case TR_LAYER_CONV2D:
         if (ref)
             tr_conv2d_forward_ref(l->out, in, p, b, l, n);
-        else if (m->desc.plan == TR_PLAN_LEAN)
+        else if (l->band)
             tr_conv2d_forward_band(l->out, in, p, b, l, n, m->scratch, l->band);
         else
             tr_conv2d_forward(l->out, in, p, b, l, n, m->scratch);
@@ -171,7 +171,7 @@ static int layer_backward(struct tr_model *m, unsigned i, const float *dout, flo
     case TR_LAYER_CONV2D:
         if (ref)
             tr_conv2d_backward_ref(din, g, gb, dout, in, p, l, n);
-        else if (m->desc.plan == TR_PLAN_LEAN)
+        else if (l->band)
             tr_conv2d_backward_band(din, g, gb, dout, in, p, l, n, m->scratch, l->band);
         else
             tr_conv2d_backward(din, g, gb, dout, in, p, l, n, m->scratch);

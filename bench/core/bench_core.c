@@ -1,7 +1,9 @@
 /* bench-core: per-layer forward/backward time and GFLOP/s of the seed
  * ConvNet's kernels at batch B (default 100) on one core, and samples/s of a
  * full training step (forward + loss + backward + SGD).
- * usage: bench_core [batch] [steps] [ref]   ("ref": the reference kernels)
+ * usage: bench_core [batch] [steps] [ref|lean]   ("ref": the reference
+ * kernels; "lean": the lean execution plan, training steps only: its layers
+ * run fused, so there is no per-layer table)
  * Prints one "step_samples_per_s <x>" line last, for bench/core/run.sh. */
 #define _POSIX_C_SOURCE 200112L
 #include "tinyring.h"
@@ -80,6 +82,7 @@ int main(int argc, char **argv)
     unsigned B = argc > 1 ? (unsigned)atoi(argv[1]) : 100;
     int steps = argc > 2 ? atoi(argv[2]) : 20;
     int ref = argc > 3 && strcmp(argv[3], "ref") == 0;
+    int lean = argc > 3 && strcmp(argv[3], "lean") == 0;
     struct tr_model_desc d;
     struct tr_model m;
     struct tr_sgd s;
@@ -92,6 +95,7 @@ int main(int argc, char **argv)
     int k, reps = 5;
 
     tr_model_desc_convnet(&d, 16, 32, 10);
+    d.plan = lean ? TR_PLAN_LEAN : TR_PLAN_FAST;
     if (B == 0 || tr_model_arena_size(&d, B, &bytes) != 0) {
         fprintf(stderr, "bad batch\n");
         return 1;
@@ -109,7 +113,10 @@ int main(int argc, char **argv)
     tr_rng_seed(&r, 5, 5);
     for (i = 0; i < (size_t)B * 784; i++) x[i] = tr_rng_uniform(&r, -0.8f, 2.0f);
     for (i = 0; i < B; i++) labels[i] = (uint8_t)tr_rng_below(&r, 10);
-    printf("seed ConvNet, batch %u, %s kernels, arena %zu bytes\n", B, ref ? "reference" : "fast", bytes);
+    printf("seed ConvNet, batch %u, %s, arena %zu bytes\n", B,
+           ref ? "reference kernels" : lean ? "lean plan" : "fast kernels", bytes);
+    if (lean)
+        goto steps;
 
     /* per layer: time each kernel on the model's own buffers */
     tr_model_forward(&m, x, B, 1);
@@ -180,6 +187,7 @@ int main(int argc, char **argv)
 
     gemm_table(reps);
 
+steps:
     /* full training steps */
     for (k = -2; k < steps; k++) {
         t0 = now();

@@ -12,7 +12,7 @@ set -u
 bin=$1; batch=${2:-100}; rounds=${3:-3}; steps=${4:-20}; probe=${5:-}
 here=$(dirname "$0")
 py=/usr/bin/python3
-best_c=0; best_t=0; have_torch=1
+best_c=0; best_t=0; best_l=0; have_torch=1
 if ! [ -x "$py" ] || ! "$py" -c 'import torch' 2>/dev/null; then
   have_torch=0; echo "torch: SKIP (python3-torch not installed; no side-by-side ratio)"
 fi
@@ -31,14 +31,18 @@ for r in $(seq 1 "$rounds"); do
   g=$(printf '%s\n' "$out" | awk '/^gemm_gflops/{print $2}')
   best_c=$(awk -v a="$best_c" -v b="${c:-0}" 'BEGIN{print (b>a)?b:a}')
   gemm=$(awk -v a="${gemm:-0}" -v b="${g:-0}" 'BEGIN{print (b>a)?b:a}')
+  # the lean execution plan's step in the same round (issue 9: <= 1.3x the time)
+  l=$(timeout 300 $pin "$bin" "$batch" "$steps" lean | awk '/^step_samples_per_s/{print $2}')
+  best_l=$(awk -v a="$best_l" -v b="${l:-0}" 'BEGIN{print (b>a)?b:a}')
   probe
   if [ $have_torch = 1 ]; then
     t=$(timeout 300 $pin "$py" "$here/torch_step.py" "$batch" "$steps" | awk '/^step_samples_per_s/{print $2}')
     best_t=$(awk -v a="$best_t" -v b="${t:-0}" 'BEGIN{print (b>a)?b:a}')
   fi
-  echo "round $r: tinyring ${c:-?} samples/s${t:+, torch $t samples/s}"
+  echo "round $r: tinyring ${c:-?} samples/s, lean plan ${l:-?}${t:+, torch $t samples/s}"
 done
 echo "tinyring training step, batch $batch, 1 core: $best_c samples/s (best of $rounds)"
+awk -v f="$best_c" -v l="$best_l" -v b="$batch" 'BEGIN{ if (l > 0) printf "lean plan training step, batch %s, 1 core: %s samples/s (best of the same rounds); time lean/fast: %.2fx\n", b, l, f / l }' 
 if [ $have_torch = 1 ]; then
   echo "torch (1 thread) same step:                 $best_t samples/s (best of $rounds)"
   awk -v a="$best_c" -v b="$best_t" 'BEGIN{ if (b>0) printf "ratio tinyring/torch: %.2fx\n", a/b }'

@@ -17,7 +17,7 @@
 #include "tc_util.h"
 #include <stdio.h>
 
-static uint8_t arena_f[8u << 20] TR_ARENA_ALIGNED, arena_l[8u << 20] TR_ARENA_ALIGNED;
+static uint8_t arena_f[32u << 20] TR_ARENA_ALIGNED, arena_l[8u << 20] TR_ARENA_ALIGNED;
 
 static void add(struct tr_model_desc *d, unsigned kind, unsigned k, unsigned s, unsigned p,
                 unsigned out)
@@ -165,7 +165,7 @@ static void train_side_by_side(const struct tr_model_desc *d0, unsigned batch, c
     struct tr_sgd sf, sl;
     size_t in = (size_t)d.in_c * d.in_h * d.in_w, need = 0;
     float *x = tc_rand(batch * in, -1.5f, 2.0f), lf, ll;
-    uint8_t lab[16];
+    uint8_t lab[96];
     unsigned step, i;
     int ok = 1, rc;
     char what[160];
@@ -252,6 +252,10 @@ static void seed_roles(void)
     TH_CHECK(ok, "seed net stores only pool1, conv2 and the logits");
     TH_CHECK(m.dbuf[0] == m.dbuf[1],
              "seed net needs no gradient buffers (all in place)");
+    TH_CHECK(m.layer[4].band == 8, "seed conv2 at batch 4 in bands of 8 positions (%zu)",
+             m.layer[4].band);
+    TH_CHECK(tr_model_init(&m, &d, 96, arena_l, sizeof arena_l) == 0 && m.layer[4].band == 0,
+             "seed conv2 at batch 96 on the whole-image kernels (%zu)", m.layer[4].band);
     d.plan = 2;
     TH_CHECK(tr_model_arena_size(&d, 1, NULL) == TR_ERR_INVAL, "unknown plan refused");
     d.plan = TR_PLAN_FAST;
@@ -281,5 +285,10 @@ int main(void)
             }
             train_side_by_side(&d, batches[b], name);
         }
+    /* at batch 96 the seed's conv2 runs the whole-image kernels on the lean
+     * plan too (their scratch fits in an eighth of the stored activations),
+     * its input gradient written over its input */
+    model(&d, 0, &name);
+    train_side_by_side(&d, 96, "seed 16/32 (whole-image conv2)");
     return th_report("core_lean");
 }
