@@ -2,10 +2,12 @@
  * ConvNet (or a narrower one) on both execution plans, for the docs, `make
  * cross` and the cross images. Nothing here is computed by hand: every
  * number is the size query's, or read back from a model laid out for real.
- *   arena_sizes                    markdown table: nets x plans, batch 1/10/100
+ *   arena_sizes                    markdown tables: nets x plans at batch
+ *                                  1/10/100 (docs/DESIGN.md), then the parts
+ *                                  of each arena (docs/FIRMWARE.md's RAM table)
  *   arena_sizes lines              "arena c1=16 c2=32 plan=lean batch=1 bytes=N"
  *                                  for the seed and narrow nets, batch 1/2/4/8
- *   arena_sizes ram                docs/FIRMWARE.md's RAM table rows
+ *   arena_sizes ram                the RAM table's rows alone
  *   arena_sizes -h C1 C2 BATCH [PLAN]  a C header for an image's static arena */
 #include "tinyring.h"
 #include <stdio.h>
@@ -130,5 +132,9 @@ int main(int argc, char **argv)
                 printf(" %zu |", bytes_of(nets[i][0], nets[i][1], batches[j], p));
             printf("\n");
         }
+    printf("\n| variant (c1/c2) | plan | micro-batch | params | grads | momentum | activations "
+           "| kernel scratch | backward state | **arena (size query)** | firmware RAM with the ring |\n");
+    printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
+    ram();
     return 0;
 }
