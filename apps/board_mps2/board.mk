@@ -21,7 +21,10 @@ BOARD_CORE_CFLAGS := $(CORE_MCU_CFLAGS) $(M4F_ARCH)
 BOARD_CFLAGS := -std=gnu99 -Wall -Wextra -Werror -O2 -g -ffp-contract=off \
                 -ffreestanding $(M4F_ARCH) -ffunction-sections -fdata-sections \
                 -Icore -I$(BOARD_DIR) -I$(BOARD_OUT)
-BOARD_LDFLAGS := $(M4F_ARCH) -nostartfiles --specs=nano.specs -T $(BOARD_DIR)/mps2.ld \
+# the linker script: QEMU's 4 MiB of SSRAM2/3 (and 16 MiB PSRAM), or a
+# variant (mps2_512k.ld for board-ring-512k)
+BOARD_LD    ?= $(BOARD_DIR)/mps2.ld
+BOARD_LDFLAGS := $(M4F_ARCH) -nostartfiles --specs=nano.specs -T $(BOARD_LD) \
                  -Wl,--gc-sections -Wl,--no-warn-rwx-segments
 BOARD_LIBS  := -lc -lgcc
 
@@ -33,6 +36,8 @@ BOARD_C2 ?= 32
 BOARD_BATCH_MAX ?= 4
 BOARD_TRAIN_MAX ?= 60000
 BOARD_SEGMENT ?= 4096
+# the execution plan the images train on: 0 fast, 1 lean (docs/DESIGN.md)
+BOARD_PLAN ?= 0
 
 BOARD_BSP_SRCS := startup.c semihost.c clock.c console.c fmt.c args.c
 BOARD_BSP_OBJS := $(BOARD_BSP_SRCS:%.c=$(BOARD_OUT)/bsp/%.o)
@@ -56,11 +61,11 @@ $(BOARD_OUT)/bsp/%.o: $(BOARD_DIR)/%.c $(BOARD_HDRS)
 	$(BOARD_CC) $(BOARD_CFLAGS) -c $< -o $@
 
 # links: no heap exists, so anything that needs one fails on _sbrk there
-$(BOARD_OUT)/hello.elf: $(BOARD_OUT)/bsp/hello_main.o $(BOARD_BSP_OBJS) $(BOARD_DIR)/mps2.ld
+$(BOARD_OUT)/hello.elf: $(BOARD_OUT)/bsp/hello_main.o $(BOARD_BSP_OBJS) $(BOARD_LD)
 	$(BOARD_CC) $(BOARD_LDFLAGS) -Wl,-Map,$(basename $@).map -o $@ $(filter %.o,$^) $(BOARD_LIBS)
 
 $(BOARD_OUT)/nettest.elf: $(BOARD_OUT)/bsp/nettest_main.o $(BOARD_OUT)/bsp/lan9118.o \
-                          $(BOARD_BSP_OBJS) $(BOARD_DIR)/mps2.ld
+                          $(BOARD_BSP_OBJS) $(BOARD_LD)
 	$(BOARD_CC) $(BOARD_LDFLAGS) -Wl,-Map,$(basename $@).map -o $@ $(filter %.o,$^) $(BOARD_LIBS)
 
 # build-time size query: a host tool linked with the host core library
@@ -72,7 +77,7 @@ $(BOARD_OUT)/gen_cfg: $(BOARD_DIR)/gen_cfg.c $(BUILD)/libtinyring.a $(CORE_HDRS)
 # replaced only when it changes, so nothing rebuilds needlessly
 $(BOARD_OUT)/board_cfg.h: $(BOARD_OUT)/gen_cfg board-cfg-force
 	@$(BOARD_OUT)/gen_cfg header $(BOARD_C1) $(BOARD_C2) $(BOARD_BATCH_MAX) $(BOARD_TRAIN_MAX) \
-	  $(BOARD_SEGMENT) > $@.tmp
+	  $(BOARD_SEGMENT) $(BOARD_PLAN) > $@.tmp
 	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; echo "board: $@ updated"; fi
 
 .PHONY: board-cfg-force
@@ -85,7 +90,7 @@ BOARD_TRAIN_OBJS := $(BOARD_OUT)/bsp/train_main.o $(BOARD_OUT)/bsp/settings.o \
 $(BOARD_OUT)/bsp/train_main.o: $(BOARD_OUT)/board_cfg.h
 
 $(BOARD_OUT)/train.elf: $(BOARD_TRAIN_OBJS) $(BOARD_OUT)/bsp/net_none.o $(BOARD_BSP_OBJS) \
-                        $(BOARD_CORE_LIB) $(BOARD_DIR)/mps2.ld
+                        $(BOARD_CORE_LIB) $(BOARD_LD)
 	$(BOARD_CC) $(BOARD_LDFLAGS) -Wl,-Map,$(basename $@).map -o $@ $(filter %.o,$^) \
 	  $(BOARD_CORE_LIB) $(BOARD_LIBS)
 
@@ -128,7 +133,7 @@ $(BOARD_OUT)/net/%.o: $(BOARD_DIR)/%.c $(BOARD_HDRS) $(TR_LWIP_HDRS) $(BOARD_OUT
 $(BOARD_OUT)/ring.elf: $(BOARD_TRAIN_OBJS) $(BOARD_OUT)/net/net_lwip.o \
                        $(BOARD_OUT)/net/lan9118_netif.o $(BOARD_OUT)/bsp/lan9118.o \
                        $(BOARD_BSP_OBJS) $(BOARD_TR_LWIP_LIB) $(BOARD_LWIP_LIB) $(BOARD_CORE_LIB) \
-                       $(BOARD_DIR)/mps2.ld
+                       $(BOARD_LD)
 	$(BOARD_CC) $(BOARD_LDFLAGS) -Wl,-Map,$(basename $@).map -o $@ $(filter %.o,$^) \
 	  $(BOARD_TR_LWIP_LIB) $(BOARD_LWIP_LIB) $(BOARD_CORE_LIB) $(BOARD_LIBS)
 
@@ -154,11 +159,30 @@ board-ring-small:
 	@BUILD=$(BUILD) BOARD_OUT=$(BUILD)/board-small BOARD_SIZE=$(BOARD_SIZE) bash $(BOARD_DIR)/sizes.sh \
 	  | sed -n '/ring.elf RAM/,/total/p'
 
-.PHONY: test-board cross-board board-images board-cycles board-ring-small
+# The 512 KiB board: the ring image with the RAM region capped at 512 KiB
+# (mps2_512k.ld: data, bss, stack and the arena; the link fails if they do
+# not fit), the small board's lwIP, the seed ConvNet on the lean plan at up
+# to 2 samples per step and 240 training samples (the ring test's), built
+# into $(BUILD)/board-512k; it trains in the mixed ring with mnist_ring
+# ranks on the fast plan (suite board_mixed_512k), then prints its RAM.
+BOARD_512K := $(BUILD)/board-512k
+BOARD_512K_VARS := BOARD_OUT=$(BOARD_512K) "BOARD_LWIP_DEFS=$(BOARD_SMALL_LWIP)" BOARD_PLAN=1 \
+                   BOARD_BATCH_MAX=2 BOARD_TRAIN_MAX=240 BOARD_LD=$(BOARD_DIR)/mps2_512k.ld
+board-512k-image: $(BUILD)/mnist_ring $(BUILD)/test/app/gen_idx
+	@$(MAKE) --no-print-directory -s $(BOARD_512K_VARS) $(BOARD_512K)/ring.elf
+board-ring-512k: board-512k-image
+	@BUILD=$(BUILD) BOARD_OUT=$(BOARD_512K) BOARD_QEMU=$(BOARD_QEMU) BOARD_MIXED_SUITE=board_mixed_512k \
+	  bash test/board/mixed.sh
+	@$(BOARD_SIZE) -A $(BOARD_512K)/ring.elf | awk '$$1 ~ /^\.(data|bss|stack|psram)$$/ \
+	  { print "  " $$1, $$2; t += $$2 } END { printf "  RAM used %d of 524288 bytes (512 KiB)\n", t }'
+
+.PHONY: test-board cross-board board-images board-cycles board-ring-small board-512k-image board-ring-512k
 board-images: $(BOARD_IMAGES)
 
-test-board: $(BOARD_IMAGES) $(BOARD_HOST_TOOLS)
-	@BUILD=$(BUILD) BOARD_OUT=$(BOARD_OUT) BOARD_QEMU=$(BOARD_QEMU) bash test/board/test_board.sh
+test-board: $(BOARD_IMAGES) $(BOARD_HOST_TOOLS) board-512k-image
+	@st=0; BUILD=$(BUILD) BOARD_OUT=$(BOARD_OUT) BOARD_QEMU=$(BOARD_QEMU) \
+	  bash test/board/test_board.sh || st=1; \
+	$(MAKE) --no-print-directory -s board-ring-512k || st=1; exit $$st
 
 cross-board: $(BOARD_IMAGES) $(BOARD_OUT)/gen_cfg
 	@BUILD=$(BUILD) BOARD_OUT=$(BOARD_OUT) BOARD_SIZE=$(BOARD_SIZE) bash $(BOARD_DIR)/sizes.sh

@@ -67,6 +67,7 @@ static int configure(const struct tr_transport *tp)
     size_t need = 0;
     int e;
     tr_model_desc_convnet(&c.model, BOARD_C1, BOARD_C2, 10);
+    c.model.plan = BOARD_PLAN;      /* fast, or lean for a small board (board.mk) */
     c.batch = s.batch;
     c.n_train = train_set.n;
     c.n_test = test_set.n;
@@ -99,9 +100,10 @@ static int configure(const struct tr_transport *tp)
         board_printf("train: trainer init: %s\n", tr_strerror(e));
         return -1;
     }
-    board_printf("train: convnet %u/%u, rank %d/%d, %u train / %u test samples, batch %u per "
-                 "rank, %u steps per epoch, lr %f, momentum %f, allreduce %s, arena %u of %u "
-                 "bytes\n", (unsigned)BOARD_C1, (unsigned)BOARD_C2, s.rank, s.world,
+    board_printf("train: convnet %u/%u (%s plan), rank %d/%d, %u train / %u test samples, "
+                 "batch %u per rank, %u steps per epoch, lr %f, momentum %f, allreduce %s, "
+                 "arena %u of %u bytes\n", (unsigned)BOARD_C1, (unsigned)BOARD_C2,
+                 BOARD_PLAN == TR_PLAN_LEAN ? "lean" : "fast", s.rank, s.world,
                  (unsigned)train_set.n, (unsigned)test_set.n, s.batch, (unsigned)t.steps,
                  (double)s.lr, (double)s.momentum, board_algo_name(s.algo),
                  (unsigned)t.arena_used, (unsigned)sizeof arena);

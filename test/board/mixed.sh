@@ -29,7 +29,7 @@ if [ -z "${TR_BOARD_NETNS:-}" ]; then
   if ! unshare --net true 2>/dev/null; then
     echo "board_mixed: cannot create a network namespace (unshare --net): not run" >&2
     fail "network namespace for the ring (run as root)"
-    report board_mixed
+    report "${BOARD_MIXED_SUITE:-board_mixed}"
     exit 1
   fi
   TR_BOARD_NETNS=1 exec timeout 300 unshare --net bash "$0" "$@"
@@ -145,4 +145,4 @@ for r in 1 3; do
     grep -Eq "rank $r: .* failed: .*(peer rank 2\)|rank 2 \(right neighbour\) has acknowledged nothing)" "$work/kill-rank$r.log"
 done
 check "killed board: the hosts stopped within 20 s ($((t1 - t0)) s; --timeout 6)" [ $((t1 - t0)) -le 20 ]
-report board_mixed
+report "${BOARD_MIXED_SUITE:-board_mixed}"
