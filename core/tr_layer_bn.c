@@ -12,8 +12,86 @@
 #define TR_BN_MOMENTUM 0.1f
 #define TR_LANES 16
 
-/* sum of x[0..n) in TR_LANES independent partial sums (vectorisable
- * without reassociation), reduced in a fixed order: same bits everywhere */
+/* The lanes16 sums (docs/DESIGN.md): lane j adds the elements 16m+j in
+ * order, then the tail is added and the lanes in order. One #if chooses
+ * how the 16 lanes are held: a GCC vector of 16 floats where the target has
+ * vector registers (one AVX-512 register, two AVX or four SSE/NEON ones;
+ * GCC's vectoriser turned the plain form into shuffles and stack spills),
+ * a plain array elsewhere. The same operations either way. */
+#if defined(__GNUC__) && (defined(__AVX__) || defined(__SSE2__) || defined(__ARM_NEON))
+typedef float tr_v16 __attribute__((vector_size(64)));
+/* a load, as a macro: no function passes a vector wider than the target's
+ * registers (that would change the ABI on SSE-only builds) */
+#define V16_LOAD(v, p) __builtin_memcpy(&(v), (p), sizeof(tr_v16))
+
+float tr_sum_lanes16(const float *restrict x, size_t n)
+{
+    tr_v16 acc = {0};
+    float s = 0.0f;
+    size_t i, body = n - n % TR_LANES;
+    int j;
+
+    for (i = 0; i < body; i += TR_LANES) {
+        tr_v16 v;
+        V16_LOAD(v, x + i);
+        acc += v;
+    }
+    for (i = body; i < n; i++)
+        s += x[i];
+    for (j = 0; j < TR_LANES; j++)
+        s += acc[j];
+    return s;
+}
+
+float tr_bn2d_plane_sqdev(const float *restrict x, size_t n, float mean)
+{
+    tr_v16 acc = {0};
+    float s = 0.0f;
+    size_t i, body = n - n % TR_LANES;
+    int j;
+
+    for (i = 0; i < body; i += TR_LANES) {
+        tr_v16 d;
+        V16_LOAD(d, x + i);
+        d -= mean;
+        acc += d * d;
+    }
+    for (i = body; i < n; i++) {
+        float d = x[i] - mean;
+        s += d * d;
+    }
+    for (j = 0; j < TR_LANES; j++)
+        s += acc[j];
+    return s;
+}
+
+void tr_bn2d_plane_dsums(float *sb, float *sg, const float *restrict dy,
+                         const float *restrict x, size_t n, float mean, float invstd)
+{
+    tr_v16 ab = {0}, ag = {0};
+    float b = 0.0f, g = 0.0f;
+    size_t i, body = n - n % TR_LANES;
+    int j;
+
+    for (i = 0; i < body; i += TR_LANES) {
+        tr_v16 d, v;
+        V16_LOAD(d, dy + i);
+        V16_LOAD(v, x + i);
+        ab += d;
+        ag += d * ((v - mean) * invstd);
+    }
+    for (i = body; i < n; i++) {
+        b += dy[i];
+        g += dy[i] * ((x[i] - mean) * invstd);
+    }
+    for (j = 0; j < TR_LANES; j++) {
+        b += ab[j];
+        g += ag[j];
+    }
+    *sb = b;
+    *sg = g;
+}
+#else
 float tr_sum_lanes16(const float *restrict x, size_t n)
 {
     float acc[TR_LANES], s = 0.0f;
@@ -76,6 +154,8 @@ void tr_bn2d_plane_dsums(float *sb, float *sg, const float *restrict dy,
     *sb = b;
     *sg = g;
 }
+
+#endif
 
 void tr_bn2d_plane_apply(float *restrict y, const float *restrict x, size_t hw, float mean,
                          float invstd, float g, float b, int relu)
