@@ -59,7 +59,9 @@ void tr_posix_put_ans(uint8_t *out, int status, uint32_t world, uint32_t why,
                       const struct tr_posix_endpoint *table, uint32_t n);
 int  tr_posix_get_ans_head(const uint8_t in[TR_POSIX_ANS_BYTES], int *status,
                            uint32_t *world, uint32_t *why, uint32_t *n);
-void tr_posix_get_ans_entry(const uint8_t in[8], struct tr_posix_endpoint *p);
+/* Reserved fields must be 0: TR_ERR_PROTO otherwise (a message that decodes
+ * encodes back to the same bytes). */
+int  tr_posix_get_ans_entry(const uint8_t in[8], struct tr_posix_endpoint *p);
 
 /* tr_posix_addr.c */
 int tr_posix_plan_make(struct tr_posix_plan *pl, const struct tr_posix_config *cfg,

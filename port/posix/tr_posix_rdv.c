@@ -355,8 +355,9 @@ int tr_posix_client_join(const struct tr_posix_plan *pl, int fd,
         if (rc < 0)
             return tr_posix_fail(err, errlen, rc, "rendezvous: table cut short (%s)",
                                  rc == TR_ERR_CLOSED ? "master closed" : "timeout");
-        if ((int)i < pl->world)
-            tr_posix_get_ans_entry(e, &table[i]);
+        if ((int)i < pl->world && tr_posix_get_ans_entry(e, &table[i]) < 0)
+            return tr_posix_fail(err, errlen, TR_ERR_PROTO,
+                                 "rendezvous: the master sent a malformed table entry");
     }
     if (status == 0) {
         if (world != (uint32_t)pl->world || n != world)

@@ -67,13 +67,16 @@ int tr_posix_get_ans_head(const uint8_t in[TR_POSIX_ANS_BYTES], int *status,
     *world = tr_get_le32(in + 8);
     *why = tr_get_le32(in + 12);
     *n = tr_get_le32(in + 16);
-    if (*n > TR_POSIX_MAX_WORLD || *status > 0)
+    if (*n > TR_POSIX_MAX_WORLD || *status > 0 || tr_get_le32(in + 20) != 0)
         return TR_ERR_PROTO;
     return 0;
 }
 
-void tr_posix_get_ans_entry(const uint8_t in[8], struct tr_posix_endpoint *p)
+int tr_posix_get_ans_entry(const uint8_t in[8], struct tr_posix_endpoint *p)
 {
+    if (tr_get_le16(in + 6) != 0)
+        return TR_ERR_PROTO;
     memcpy(&p->addr, in, 4);
     p->port = tr_get_le16(in + 4);
+    return 0;
 }

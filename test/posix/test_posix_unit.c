@@ -74,9 +74,16 @@ static void test_wire(void)
     TH_CHECK(tr_posix_get_ans_head(ans, &status, &world, &why, &n) == 0 && status == 0 &&
              world == 3 && n == 3, "answer head round trip");
     for (i = 0; i < 3; i++) {
-        tr_posix_get_ans_entry(ans + TR_POSIX_ANS_BYTES + 8 * i, &e);
-        TH_CHECK(e.addr == tab[i].addr && e.port == tab[i].port, "table entry %u", i);
+        TH_CHECK(tr_posix_get_ans_entry(ans + TR_POSIX_ANS_BYTES + 8 * i, &e) == 0 &&
+                 e.addr == tab[i].addr && e.port == tab[i].port, "table entry %u", i);
     }
+    /* reserved fields (found by test/fuzz/fuzz_rdv): not 0 is not our answer */
+    ans[TR_POSIX_ANS_BYTES + 8 + 6] = 1;
+    TH_CHECK(tr_posix_get_ans_entry(ans + TR_POSIX_ANS_BYTES + 8, &e) == TR_ERR_PROTO,
+             "table entry with a reserved byte set refused");
+    ans[20] = 1;
+    TH_CHECK(tr_posix_get_ans_head(ans, &status, &world, &why, &n) == TR_ERR_PROTO,
+             "answer head with a reserved byte set refused");
     tr_posix_put_ans(ans, TR_ERR_MISMATCH, 4, TR_POSIX_WHY_WORLD, NULL, 0);
     TH_CHECK(tr_posix_get_ans_head(ans, &status, &world, &why, &n) == 0 &&
              status == TR_ERR_MISMATCH && why == TR_POSIX_WHY_WORLD && n == 0, "refusal head");
