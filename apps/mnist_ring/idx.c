@@ -32,6 +32,35 @@ static int read_exact(gzFile f, void *buf, size_t len)
     return 0;
 }
 
+/* Read exactly len bytes into a buffer that grows as they arrive (from 64 KiB,
+ * doubling), so a header that announces more than the file holds costs no
+ * more memory than the file. Returns 0 and the buffer in *out, or -1 (short:
+ * truncated), -2 (zlib error), -3 (out of memory) with nothing kept. */
+static int read_grown(gzFile f, size_t len, uint8_t **out)
+{
+    size_t cap = 0, got = 0;
+    uint8_t *buf = NULL;
+    int r = 0;
+    while (got < len && r == 0) {
+        size_t ncap = cap ? 2 * cap : (size_t)1 << 16;
+        uint8_t *nb = realloc(buf, ncap < len ? ncap : len);
+        if (!nb) {
+            r = -3;
+            break;
+        }
+        buf = nb;
+        cap = ncap < len ? ncap : len;
+        r = read_exact(f, buf + got, cap - got);
+        got = cap;
+    }
+    if (r != 0) {
+        free(buf);
+        return r;
+    }
+    *out = buf ? buf : malloc(1);
+    return *out ? 0 : -3;
+}
+
 static const char *gz_problem(gzFile f)
 {
     int code = 0;
@@ -123,21 +152,24 @@ int mr_idx_load(struct mr_dataset *ds, const char *img_path, const char *lbl_pat
         goto fail;
     }
     ds->n = idim[0];
-    ds->images = malloc((size_t)ds->n * MR_IMG_PIXELS);
-    ds->labels = malloc(ds->n);
-    if (!ds->images || !ds->labels) {
+    r = read_grown(fi, (size_t)ds->n * MR_IMG_PIXELS, &ds->images);
+    if (r == -3) {
         snprintf(err, errlen, "%s: out of memory for %u images", img_path, (unsigned)ds->n);
         rc = TR_ERR_NOMEM;
         goto fail;
     }
-    r = read_exact(fi, ds->images, (size_t)ds->n * MR_IMG_PIXELS);
     if (r != 0) {
         snprintf(err, errlen, "%s: truncated: the header announces %u images of 28x28 (%s)",
                  img_path, (unsigned)ds->n, r == -1 ? "file ends early" : gz_problem(fi));
         rc = TR_ERR_FORMAT;
         goto fail;
     }
-    r = read_exact(fl, ds->labels, ds->n);
+    r = read_grown(fl, ds->n, &ds->labels);
+    if (r == -3) {
+        snprintf(err, errlen, "%s: out of memory for %u labels", lbl_path, (unsigned)ds->n);
+        rc = TR_ERR_NOMEM;
+        goto fail;
+    }
     if (r != 0) {
         snprintf(err, errlen, "%s: truncated: the header announces %u labels (%s)", lbl_path,
                  (unsigned)ds->n, r == -1 ? "file ends early" : gz_problem(fl));
