@@ -173,7 +173,8 @@ static int tx_pump(struct tr_comm *c, int *moved)
 
         if (x->done == 0 && !rx_has(c, x->dep, x->seg))
             break;                      /* pipeline: wait for the reduced segment */
-        payload = (const uint8_t *)c->buf + cur_off(c, x);
+        /* a header-only message may have no buffer at all (barrier) */
+        payload = len > 0 ? (const uint8_t *)c->buf + cur_off(c, x) : NULL;
         if (x->done < TR_WIRE_HDR_BYTES) {
             /* header and payload in one call where the port can: one segment
              * on the wire, one wake-up at the receiver instead of two */
@@ -222,9 +223,12 @@ static void rx_apply(struct tr_comm *c)
 {
     struct tr_comm_xfer *x = &c->run.rx;
     uint32_t len = cur_len(c, x);
-    float *dst = (float *)(void *)((uint8_t *)c->buf + cur_off(c, x));
+    float *dst;
     const float *stage = (const float *)(void *)c->scratch;
 
+    if (len == 0)
+        return;                         /* header only (barrier: no buffer) */
+    dst = (float *)(void *)((uint8_t *)c->buf + cur_off(c, x));
     switch (x->mode) {
     case TR_RX_SUM:
         tr_comm_sum(dst, stage, len / 4u);

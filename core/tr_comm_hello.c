@@ -17,6 +17,40 @@
 
 #define MSG (TR_WIRE_HDR_BYTES + TR_WIRE_HELLO_BYTES)
 
+/* The header of a hello (step 0, the 32-byte hello follows) or of verdict k
+ * (step k + 1, nothing follows; flags 1 and root = the rank that disagreed,
+ * or flags 0 and root 0), encoded into out. */
+static void hello_hdr(uint8_t out[TR_WIRE_HDR_BYTES], uint32_t step, uint32_t length,
+                      uint8_t flags, uint32_t root)
+{
+    struct tr_wire_hdr h;
+    h.magic = TR_WIRE_MAGIC;
+    h.version = (uint8_t)TR_PROTO_VERSION;
+    h.kind = TR_KIND_HELLO;
+    h.op = 0;
+    h.flags = flags;
+    h.seq = 0;
+    h.step = step;
+    h.root = root;
+    h.offset = 0;
+    h.length = length;
+    h.total = length;
+    tr_wire_put_hdr(out, &h);
+}
+
+/* Is p, all 32 bytes of it, the header hello_hdr would write? */
+static int hdr_is(const uint8_t *p, uint32_t step, uint32_t length, uint8_t flags,
+                  uint32_t root)
+{
+    uint8_t want[TR_WIRE_HDR_BYTES];
+    unsigned i;
+    hello_hdr(want, step, length, flags, root);
+    for (i = 0; i < TR_WIRE_HDR_BYTES; i++)
+        if (p[i] != want[i])
+            return 0;
+    return 1;
+}
+
 static int hello_fail(struct tr_comm *c, int code, int peer)
 {
     tr_comm_fail(c, code, TR_PHASE_HELLO, peer);
@@ -27,7 +61,6 @@ static int hello_fail(struct tr_comm *c, int code, int peer)
 
 int tr_comm_hello_start(struct tr_comm *c)
 {
-    struct tr_wire_hdr h;
     struct tr_wire_hello m;
     struct tr_comm_xfer *xs[4];
     unsigned i;
@@ -50,17 +83,6 @@ int tr_comm_hello_start(struct tr_comm *c)
     c->hello_done = 0;
     c->seq = 0;
 
-    h.magic = TR_WIRE_MAGIC;
-    h.version = (uint8_t)TR_PROTO_VERSION;
-    h.kind = TR_KIND_HELLO;
-    h.op = 0;
-    h.flags = 0;
-    h.seq = 0;
-    h.step = 0;
-    h.root = 0;
-    h.offset = 0;
-    h.length = TR_WIRE_HELLO_BYTES;
-    h.total = TR_WIRE_HELLO_BYTES;
     m.version = TR_PROTO_VERSION;
     m.bom = TR_WIRE_BOM;
     m.token = c->cfg.job_token;
@@ -68,7 +90,7 @@ int tr_comm_hello_start(struct tr_comm *c)
     m.world = (uint32_t)c->cfg.world;
     m.layout = c->cfg.layout_hash;
     m.segment = c->cfg.segment_bytes;
-    tr_wire_put_hdr(c->scratch, &h);
+    hello_hdr(c->scratch, 0, TR_WIRE_HELLO_BYTES, 0, 0);
     tr_wire_put_hello(c->scratch + TR_WIRE_HDR_BYTES, &m);
 
     xs[0] = &c->run.tx;
@@ -101,19 +123,18 @@ int tr_comm_hello(struct tr_comm *c)
     return tr_comm_wait(c);
 }
 
-/* Checks a complete header (32 bytes) from a neighbour. */
+/* Checks a complete header (32 bytes) from a neighbour: every field,
+ * reserved ones too. Another version is a mismatch, anything else a
+ * stranger. */
 static int check_hdr(const uint8_t *p)
 {
     struct tr_wire_hdr h;
     tr_wire_get_hdr(&h, p);
     if (h.magic != TR_WIRE_MAGIC)
         return TR_ERR_PROTO;
-    if (h.kind != TR_KIND_HELLO || h.seq != 0 || h.length != TR_WIRE_HELLO_BYTES ||
-        h.total != TR_WIRE_HELLO_BYTES || h.offset != 0 || h.step != 0)
-        return TR_ERR_PROTO;
     if (h.version != TR_PROTO_VERSION)
         return TR_ERR_MISMATCH;
-    return 0;
+    return hdr_is(p, 0, TR_WIRE_HELLO_BYTES, 0, 0) ? 0 : TR_ERR_PROTO;
 }
 
 static int check_hello(const struct tr_comm *c, const uint8_t *p, int peer)
@@ -202,19 +223,21 @@ static int exchange(struct tr_comm *c, int *moved)
 
 static void verdict_hdr(const struct tr_comm *c, uint32_t k, uint8_t *out)
 {
+    if (c->run.pending_err)
+        hello_hdr(out, k + 1u, 0, 1, (uint32_t)c->run.pending_rank);
+    else
+        hello_hdr(out, k + 1u, 0, 0, 0);
+}
+
+/* Is p verdict k as a rank of this world sends it? A bad verdict must name
+ * a rank of this world. */
+static int verdict_ok(const struct tr_comm *c, const uint8_t *p, uint32_t k)
+{
     struct tr_wire_hdr h;
-    h.magic = TR_WIRE_MAGIC;
-    h.version = (uint8_t)TR_PROTO_VERSION;
-    h.kind = TR_KIND_HELLO;
-    h.op = 0;
-    h.flags = c->run.pending_err ? 1u : 0u;
-    h.seq = 0;
-    h.step = k + 1u;
-    h.root = c->run.pending_err ? (uint32_t)c->run.pending_rank : 0u;
-    h.offset = 0;
-    h.length = 0;
-    h.total = 0;
-    tr_wire_put_hdr(out, &h);
+    tr_wire_get_hdr(&h, p);
+    if (h.flags == 1 && h.root >= (uint32_t)c->cfg.world)
+        return 0;
+    return (h.flags == 0 || h.flags == 1) && hdr_is(p, k + 1u, 0, h.flags, h.flags ? h.root : 0);
 }
 
 /* Sends the verdicts due. Returns 0 or the error failed with. */
@@ -262,11 +285,9 @@ static int verdict_recv(struct tr_comm *c, int *moved)
         u->rx.done += (uint32_t)n;
         if (u->rx.done < TR_WIRE_HDR_BYTES)
             continue;
-        tr_wire_get_hdr(&h, u->rx.hdr);
-        if (h.magic != TR_WIRE_MAGIC || h.version != TR_PROTO_VERSION ||
-            h.kind != TR_KIND_HELLO || h.seq != 0 || h.step != u->rx.step + 1u ||
-            h.length != 0 || h.flags > 1u)
+        if (!verdict_ok(c, u->rx.hdr, u->rx.step))
             return hello_fail(c, TR_ERR_PROTO, TR_LEFT);
+        tr_wire_get_hdr(&h, u->rx.hdr);
         if (h.flags) {
             u->pending_err = TR_ERR_MISMATCH;
             u->pending_peer = -1;
