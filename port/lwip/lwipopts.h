@@ -25,7 +25,13 @@
 #define LWIP_NETIF_API              0
 #define MEM_LIBC_MALLOC             0   /* lwIP's own heap in a static array */
 #define MEMP_MEM_MALLOC             0   /* pools are static arrays too */
+/* the pools hold pointers: align to the pointer size (4 on the boards, 8 on
+ * a 64-bit host, where 4 left struct memp misaligned: UBSan in test/fuzz) */
+#ifdef __SIZEOF_POINTER__
+#define MEM_ALIGNMENT               __SIZEOF_POINTER__
+#else
 #define MEM_ALIGNMENT               4
+#endif
 #define LWIP_STATS                  0
 #define LWIP_PROVIDE_ERRNO          0
 
@@ -75,9 +81,13 @@
 #define MEM_SIZE                    (2 * TCP_SND_BUF + 8192)  /* heap: copied
                                      * TX segments of both links + ARP/ICMP */
 #endif
+#ifndef MEMP_NUM_TCP_PCB
 #define MEMP_NUM_TCP_PCB            4   /* 2 links + a stranger or a stale
                                          * TIME_WAIT during bootstrap retries */
+#endif
+#ifndef MEMP_NUM_TCP_PCB_LISTEN
 #define MEMP_NUM_TCP_PCB_LISTEN     1
+#endif
 #define MEMP_NUM_TCP_SEG            (2 * TCP_SND_QUEUELEN + 8)
 #define MEMP_NUM_PBUF               8   /* PBUF_REF/ROM: unused by the port */
 #define MEMP_NUM_RAW_PCB            0
