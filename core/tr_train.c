@@ -338,7 +338,9 @@ int tr_train_state_check(const void *buf, size_t len, struct tr_train_state_info
     info->n_buffers = tr_get_le64(b + 72);
     info->n_train = tr_get_le64(b + 80);
     info->flags = tr_get_le32(b + 88);
-    if (info->version != TR_STATE_VERSION || tr_get_le32(b + 12) != TR_STATE_HEADER) {
+    /* reserved bytes and unknown flags belong to another version */
+    if (info->version != TR_STATE_VERSION || tr_get_le32(b + 12) != TR_STATE_HEADER ||
+        tr_get_le32(b + 92) != 0 || (info->flags & ~(uint32_t)TR_STATE_HAS_MOMENTUM) != 0) {
         info->problem = TR_STATE_VERSION_DIFFERS;
         return TR_ERR_FORMAT;
     }
@@ -370,7 +372,13 @@ int tr_train_state_load(struct tr_train *t, const void *buf, size_t len)
     if (in.n_params != m->n_params || in.n_buffers != m->n_buffers ||
         in.config_hash != t->config_hash || in.layout_hash != tr_model_layout_hash(m))
         return TR_ERR_MISMATCH;
-    if (in.step >= t->steps || in.sgd_started > 1u)
+    /* the fields the configuration hash stands for must say the same */
+    if (in.world != (uint32_t)t->cfg.world || in.batch != t->cfg.batch ||
+        in.seed != t->cfg.seed || in.n_train != t->cfg.n_train)
+        return TR_ERR_MISMATCH;
+    /* a position a run of this configuration passes through */
+    if (in.step >= t->steps || in.sgd_started > 1u ||
+        in.global_step != (uint64_t)in.epoch * t->steps + in.step)
         return TR_ERR_FORMAT;
     p = get_floats((const uint8_t *)buf + TR_STATE_HEADER, m->params, m->n_params);
     p = get_floats(p, m->momentum, m->n_params);
