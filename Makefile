@@ -35,6 +35,7 @@ include apps/board_mps2/board.mk
 include test/sanitize.mk
 include test/build/build.mk
 include test/packaging/packaging.mk
+include test/fuzz/fuzz.mk
 
 # Installs the system packages the tests need (apt-get; root or sudo).
 deps:
