@@ -17,6 +17,7 @@
 
 static uint8_t rx_rings[2 * 2 * TCP_WND];  /* per link 2 x TCP_WND: no pbuf held */
 static struct tr_lwip lw;
+static struct tr_transport tp;             /* the links as core sees them */
 static struct lan9118 nic;
 static struct netif nif;
 static struct tr_lwip_addr table[BOARD_MAX_WORLD];
@@ -115,7 +116,8 @@ const struct tr_transport *board_net_up(const struct board_settings *s)
                      s->peers, tr_strerror(e));
         return 0;
     }
-    return tr_lwip_transport(&lw);
+    tr_lwip_transport(&lw, &tp);
+    return &tp;
 }
 
 void board_net_report(void)

@@ -444,18 +444,17 @@ int tr_lwip_init(struct tr_lwip *lw, const struct tr_lwip_config *cfg)
         lw->cand[i].owner = lw;
         lw->cand[i].peer_rank = -1;
     }
-    lw->tp.ctx = lw;
-    lw->tp.send = tr_lwip_send;
-    lw->tp.recv = tr_lwip_recv;
-    lw->tp.poll = tr_lwip_poll;
-    lw->tp.now_ms = tr_lwip_now_ms;
-    lw->tp.sendv = NULL;           /* tcp_write queues; tcp_output merges */
     return 0;
 }
 
-const struct tr_transport *tr_lwip_transport(struct tr_lwip *lw)
+void tr_lwip_transport(struct tr_lwip *lw, struct tr_transport *tp)
 {
-    return &lw->tp;
+    tp->ctx = lw;
+    tp->send = tr_lwip_send;
+    tp->recv = tr_lwip_recv;
+    tp->poll = tr_lwip_poll;
+    tp->now_ms = tr_lwip_now_ms;
+    tp->sendv = NULL;              /* tcp_write queues; tcp_output merges */
 }
 
 int tr_lwip_connect(struct tr_lwip *lw)

@@ -19,8 +19,9 @@
  * address and TCP port. Each rank listens on its own port for its left
  * neighbour and connects to its right one, retrying until the deadline. The
  * first bytes on a new connection are the link hello of core/tr_link.h
- * (the POSIX port speaks the same, so POSIX and lwIP ranks share one ring): strangers (wrong job token, wrong rank) are
- * dropped and the listener keeps waiting. Core's tr_comm_hello runs after.
+ * (the POSIX port speaks the same, so POSIX and lwIP ranks share one ring):
+ * strangers (wrong job token, wrong rank) are dropped and the listener
+ * keeps waiting. Core's tr_comm_hello runs after.
  *
  * Use:
  *   static struct tr_lwip lw;                       // caller's state
@@ -29,7 +30,9 @@
  *                               my_drive, &nic, rx, sizeof rx };
  *   tr_lwip_init(&lw, &c);                          // after lwip_init + netif_add
  *   tr_lwip_connect(&lw);                           // both links up
- *   tr_comm_init(&comm, &cc, tr_lwip_transport(&lw), scratch, n);
+ *   static struct tr_transport tp;                  // caller's, lives as long as comm
+ *   tr_lwip_transport(&lw, &tp);
+ *   tr_comm_init(&comm, &cc, &tp, scratch, n);
  *   ...
  *   tr_lwip_close(&lw, 1000);
  */
@@ -111,7 +114,6 @@ struct tr_lwip {
     struct tr_lwip_link cand[TR_LWIP_CANDIDATES];
     uint32_t refused;             /* strangers dropped at the handshake */
     int      last_lwip_err;       /* the last err_t lwIP reported, for messages */
-    struct tr_transport tp;       /* what tr_lwip_transport returns */
 };
 
 /* Check the configuration and set the state up (no network traffic yet).
@@ -124,8 +126,9 @@ int tr_lwip_init(struct tr_lwip *lw, const struct tr_lwip_config *cfg);
  * Returns 0, TR_ERR_TIMEOUT, TR_ERR_ADDRINUSE, TR_ERR_NOBUFS (lwIP pools). */
 int tr_lwip_connect(struct tr_lwip *lw);
 
-/* The transport for tr_comm_init (valid while lw lives). */
-const struct tr_transport *tr_lwip_transport(struct tr_lwip *lw);
+/* Fill tp so core drives lw's two links (tp->ctx = lw); the caller owns tp,
+ * as with tr_posix_transport. It stays valid while lw lives. */
+void tr_lwip_transport(struct tr_lwip *lw, struct tr_transport *tp);
 
 /* Drive the stack until what was sent is acknowledged (at most linger_ms),
  * then close both links with a FIN; the link state is dropped. */

@@ -116,6 +116,7 @@ int main(int argc, char **argv)
     struct ring_job j = { 0, 0, 0, "coll", "lwip", "lwip", 10000, 0, 3, 1 << 20 };
     const char *tapname = NULL, *ip = NULL, *mask = "255.255.255.0";
     struct tr_lwip_config lc;
+    struct tr_transport tp;
     uint32_t connect_ms = 20000;
     size_t rx = tr_lwip_rx_size();   /* ask first; --rx overrides (tests) */
     uint8_t mac[6] = { 0x02, 0x74, 0x72, 0x00, 0x00, 0x00 };   /* locally administered */
@@ -164,7 +165,8 @@ int main(int argc, char **argv)
         return 1;
     }
     printf("lwip rank %d: links up, %u strangers refused\n", j.rank, (unsigned)lw.refused);
-    code = ring_job_run(&j, tr_lwip_transport(&lw));
+    tr_lwip_transport(&lw, &tp);
+    code = ring_job_run(&j, &tp);
     tr_lwip_close(&lw, 2000);
     if (code == 0 && strcmp(j.mode, "loop") != 0)
         code = check_pools(j.suite);

@@ -43,14 +43,15 @@ int main(void)
         static const struct tr_lwip_addr table[2] = { { { 198, 18, 0, 10 }, 7000 },
                                                       { { 198, 18, 0, 11 }, 7000 } };
         struct tr_lwip_config c;
-        const struct tr_transport *tp;
+        struct tr_transport t, *tp = &t;
         uint8_t buf[4];
         lwip_init();
         memset(&c, 0, sizeof c);
         c.rank = 0; c.world = 2; c.table = table; c.drive = drive_nop;
         c.rx_mem = rx; c.rx_mem_size = sizeof rx;
         TH_CHECK(tr_lwip_init(&lw, &c) == 0, "a good configuration is refused");
-        tp = tr_lwip_transport(&lw);
+        memset(tp, 0, sizeof *tp);
+        tr_lwip_transport(&lw, tp);
         TH_CHECK(tp->ctx == &lw && tp->send && tp->recv && tp->poll && tp->now_ms,
                  "transport not filled");
         TH_CHECK(tp->recv(tp->ctx, TR_LEFT, buf, sizeof buf) == TR_ERR_CLOSED,

@@ -40,6 +40,7 @@ int main(void)
         { { 127, 0, 0, 1 }, 29500 }, { { 127, 0, 0, 1 }, 29501 } };
     static uint8_t rx[2 * TCP_WND];
     static struct tr_lwip lw;
+    static struct tr_transport tp;
     struct tr_lwip_config c = { 0, 2, table, 42, 0, 0, drive, NULL, rx, sizeof rx };
     int e;
 
@@ -49,10 +50,11 @@ int main(void)
                 tr_lwip_rx_size(), sizeof rx);
         return 1;
     }
-    if ((e = tr_lwip_init(&lw, &c)) < 0 || !tr_lwip_transport(&lw)) {
+    if ((e = tr_lwip_init(&lw, &c)) < 0) {
         fprintf(stderr, "tr_lwip_init: %s\n", tr_strerror(e));
         return 1;
     }
+    tr_lwip_transport(&lw, &tp);
     printf("lwip port: rx %zu bytes, state up\n", tr_lwip_rx_size());
     return 0;
 }
