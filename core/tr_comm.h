@@ -51,11 +51,11 @@ struct tr_comm_config {
     int      world;           /* >= 1 */
     uint32_t timeout_ms;      /* no progress for this long -> TR_ERR_TIMEOUT; 0 = 30000 */
     uint32_t segment_bytes;   /* pipeline segment payload, multiple of 4, >= 64;
-                               * 0 = default (256 KiB: on TCP loopback every
-                               * segment costs a send and a wakeup, and 256 KiB
-                               * beat 64 KiB by ~15% at 16 MiB); boards use
-                               * less. Must be the same on all ranks (hello
-                               * checks it). */
+                               * 0 = default (256 KiB: every segment costs the
+                               * port a send and the neighbour a wake-up;
+                               * port/posix/README.md has the measurements);
+                               * boards use less. Must be the same on all
+                               * ranks (hello checks it). */
     uint64_t job_token;       /* peers of another job are refused at hello */
     uint32_t layout_hash;     /* e.g. tr_model_layout_hash(); must agree on all ranks */
 };

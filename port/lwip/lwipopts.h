@@ -6,8 +6,8 @@
  * right neighbour) plus one listener, streaming bulk float data both ways.
  * Every size is #ifndef-guarded: a board short of RAM may shrink it with -D.
  *
- * RAM this costs (x86-64 host build, from `size` on the objects; see
- * docs/PORTING.md "The lwIP port" for the table): dominated by the static
+ * RAM this costs (Cortex-M4F, from `size` on the objects: the table in
+ * port/lwip/README.md): dominated by the static
  * heap (MEM_SIZE) that TCP_WRITE_FLAG_COPY segments come from and by the
  * PBUF_POOL that received frames land in.
  */

@@ -123,7 +123,7 @@ struct tr_posix_config {
 #define TR_POSIX_SPIN_AUTO   0xFFFFFFFFu
 #define TR_POSIX_SPIN_US     1000u   /* what AUTO spins when cores are free */
 
-#define TR_POSIX_DEFAULT_SOCKBUF (1024 * 1024)   /* 4 MiB measured no better on loopback */
+#define TR_POSIX_DEFAULT_SOCKBUF (1024 * 1024)   /* SO_SNDBUF/SO_RCVBUF of ring links */
 
 /* One rank's listening address. */
 struct tr_posix_endpoint {
@@ -173,8 +173,8 @@ struct tr_posix {
  * (local_ranks, or the launcher's environment) are known and no more than
  * the online CPUs, so the core a waiting rank burns is nobody else's (as
  * MPI's shared-memory transports busy-poll); else 0, since an oversubscribed
- * or unknown host needs the core for the rank it is waiting on. Measured on
- * 2 cores, N=2: 16 MiB allreduce 8.2 -> 5.1 ms, 116 KiB 22 -> 19 us. */
+ * or unknown host needs the core for the rank it is waiting on
+ * (port/posix/README.md has what spinning saves). */
 uint32_t tr_posix_spin_for(const struct tr_posix_config *cfg);
 
 /* Sets every field to its default (init_method NULL, rank/world -1,
