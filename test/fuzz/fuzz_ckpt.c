@@ -13,24 +13,12 @@
  * refused with TR_ERR_FORMAT or TR_ERR_MISMATCH and leaves the trainer
  * exactly as it was.
  */
+#include <zlib.h>
+
 #include "fuzz.h"
 #include "fuzz_train.h"
 #include "tr_error.h"
 #include "tr_util.h"
-
-/* CRC-32 (zlib's polynomial), as the file carries it */
-static uint32_t crc32_of(const uint8_t *p, size_t n)
-{
-    uint32_t c = 0xffffffffu;
-    size_t i;
-    int k;
-    for (i = 0; i < n; i++) {
-        c ^= p[i];
-        for (k = 0; k < 8; k++)
-            c = (c >> 1) ^ (0xedb88320u & (0u - (c & 1u)));
-    }
-    return ~c;
-}
 
 /* The 96-byte header tr_train_state_save writes for what info says. */
 static void header_of(uint8_t h[TR_STATE_HEADER], const struct tr_train_state_info *in)
@@ -66,7 +54,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     memcpy(file, in.p, len);
     if ((mode & 2) && len >= 4)
-        tr_put_le32(file + len - 4, crc32_of(file, len - 4));
+        tr_put_le32(file + len - 4, (uint32_t)crc32(0L, file, (uInt)(len - 4)));
     n = tr_train_state_size(t, TR_STATE_CHECKPOINT);
     before = malloc(n);
     after = malloc(n);
