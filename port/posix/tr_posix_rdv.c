@@ -160,118 +160,169 @@ static int admit(struct conn *c, const struct tr_posix_plan *pl, struct tr_posix
     return 0;
 }
 
+/* The master's connections while ranks join. */
+struct serve {
+    const struct tr_posix_plan *pl;
+    struct tr_posix_endpoint *table;
+    struct conn c[MAX_CONNS];            /* ~13 KiB of stack; no static state */
+    int      joined;                     /* ranks in the table, rank 0 included */
+    uint32_t why;                        /* TR_POSIX_WHY_* of an abort */
+    char    *err;
+    size_t   errlen;
+};
+
+/* Fills the poll set (the master port, then every connection); closes
+ * strangers that stayed silent too long. Returns the number of entries. */
+static int serve_poll_set(struct serve *s, int master_fd, uint32_t now, struct pollfd *pf,
+                          int *map, int *wait)
+{
+    int np = 0, i;
+    pf[np].fd = master_fd; pf[np].events = POLLIN; map[np++] = -1;
+    for (i = 0; i < MAX_CONNS; i++) {
+        struct conn *k = &s->c[i];
+        if (k->fd < 0)
+            continue;
+        if (k->rank < 0) {
+            int32_t d = (int32_t)(k->deadline - now);
+            if (d <= 0) {                      /* silent stranger: close */
+                tr_posix_close_fd(&k->fd);
+                continue;
+            }
+            if (d < *wait)
+                *wait = d;
+        }
+        pf[np].fd = k->fd; pf[np].events = POLLIN; map[np++] = i;
+    }
+    return np;
+}
+
+/* A registered rank says nothing more until the answer; EOF or bytes mean
+ * it died or misbehaves: forget it, it may rejoin. */
+static void serve_registered(struct serve *s, struct conn *k)
+{
+    uint8_t junk[64];
+    ssize_t n = recv(k->fd, junk, sizeof junk, MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR))
+        return;
+    s->table[k->rank].port = 0;
+    s->joined--;
+    tr_posix_close_fd(&k->fd);
+}
+
+/* Reads a registration; refuses garbage as soon as the magic is wrong.
+ * Returns 0, or < 0 when the job must abort (every connection answered
+ * and closed, message in err). */
+static int serve_joining(struct serve *s, struct conn *k)
+{
+    ssize_t n = recv(k->fd, k->buf + k->got, sizeof k->buf - k->got, MSG_DONTWAIT);
+    int rc;
+    if (n < 0 && (errno == EAGAIN || errno == EINTR))
+        return 0;
+    if (n <= 0) {
+        tr_posix_close_fd(&k->fd);
+        return 0;
+    }
+    k->got += (size_t)n;
+    if (memcmp(k->buf, "TRR1", k->got < 4 ? k->got : 4) != 0) {
+        tr_posix_close_fd(&k->fd);
+        return 0;
+    }
+    if (k->got < sizeof k->buf)
+        return 0;
+    rc = admit(k, s->pl, s->table, &s->why, s->err, s->errlen);
+    if (rc < 0) {
+        answer(k->fd, rc, (uint32_t)s->pl->world, s->why, NULL, 0, s->pl->handshake_ms);
+        tr_posix_close_fd(&k->fd);
+        finish(s->c, MAX_CONNS, rc, (uint32_t)s->pl->world, s->why, NULL, 0,
+               s->pl->handshake_ms, 0);
+        return rc;
+    }
+    if (rc > 0)
+        tr_posix_close_fd(&k->fd);
+    else
+        s->joined++;
+    return 0;
+}
+
+/* Takes every pending connection into a free slot (none free: refused). */
+static void serve_accept(struct serve *s, int master_fd)
+{
+    for (;;) {
+        int i, fd = accept4(master_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0)
+            return;
+        for (i = 0; i < MAX_CONNS && s->c[i].fd >= 0; i++)
+            ;
+        if (i == MAX_CONNS) {                  /* full: refuse, keep the ranks */
+            close(fd);
+            continue;
+        }
+        s->c[i].fd = fd;
+        s->c[i].rank = -1;
+        s->c[i].got = 0;
+        s->c[i].deadline = tr_posix_clock_ms() + s->pl->handshake_ms;
+    }
+}
+
+/* The join deadline passed: tell the ranks that joined who is missing. */
+static int serve_timeout(struct serve *s)
+{
+    const struct tr_posix_plan *pl = s->pl;
+    char miss[256];
+    list_missing(miss, sizeof miss, s->table, pl->world);
+    finish(s->c, MAX_CONNS, TR_ERR_TIMEOUT, (uint32_t)pl->world, TR_POSIX_WHY_MISSING, s->table,
+           (uint32_t)pl->world, pl->handshake_ms, pl->any_addr);
+    return tr_posix_fail(s->err, s->errlen, TR_ERR_TIMEOUT,
+                         "rendezvous: rank(s) %s never joined within %u ms", miss, pl->join_ms);
+}
+
 int tr_posix_master_serve(const struct tr_posix_plan *pl, int master_fd,
                           struct tr_posix_endpoint *table, char *err, size_t errlen)
 {
-    struct conn c[MAX_CONNS];            /* ~13 KiB of stack; no static state */
+    struct serve s;
     struct pollfd pf[MAX_CONNS + 1];
     int map[MAX_CONNS + 1];
-    int nc = MAX_CONNS, i, joined = 1;
-    uint32_t deadline = tr_posix_clock_ms() + pl->join_ms, why = 0;
+    uint32_t deadline = tr_posix_clock_ms() + pl->join_ms;
+    int i;
 
-    for (i = 0; i < nc; i++)
-        c[i].fd = -1;
+    s.pl = pl;
+    s.table = table;
+    s.joined = 1;
+    s.why = 0;
+    s.err = err;
+    s.errlen = errlen;
+    for (i = 0; i < MAX_CONNS; i++)
+        s.c[i].fd = -1;
     for (i = 1; i < pl->world; i++)
         table[i].port = 0;              /* table[0] is rank 0 itself */
 
-    while (joined < pl->world) {
-        uint32_t now = tr_posix_clock_ms();
-        int np = 0, wait = tr_posix_left_ms(deadline), rc;
-        if (wait == 0) {
-            char miss[256];
-            list_missing(miss, sizeof miss, table, pl->world);
-            finish(c, nc, TR_ERR_TIMEOUT, (uint32_t)pl->world, TR_POSIX_WHY_MISSING, table,
-                   (uint32_t)pl->world, pl->handshake_ms, pl->any_addr);
-            return tr_posix_fail(err, errlen, TR_ERR_TIMEOUT,
-                                 "rendezvous: rank(s) %s never joined within %u ms", miss,
-                                 pl->join_ms);
-        }
-        pf[np].fd = master_fd; pf[np].events = POLLIN; map[np++] = -1;
-        for (i = 0; i < nc; i++) {
-            if (c[i].fd < 0)
-                continue;
-            if (c[i].rank < 0) {
-                int32_t d = (int32_t)(c[i].deadline - now);
-                if (d <= 0) {                  /* silent stranger: close */
-                    tr_posix_close_fd(&c[i].fd);
-                    continue;
-                }
-                if (d < wait)
-                    wait = d;
-            }
-            pf[np].fd = c[i].fd; pf[np].events = POLLIN; map[np++] = i;
-        }
+    while (s.joined < pl->world) {
+        int wait = tr_posix_left_ms(deadline), np, rc;
+        if (wait == 0)
+            return serve_timeout(&s);
+        np = serve_poll_set(&s, master_fd, tr_posix_clock_ms(), pf, map, &wait);
         rc = poll(pf, (nfds_t)np, wait);
         if (rc < 0 && errno != EINTR) {
-            finish(c, nc, TR_ERR_IO, (uint32_t)pl->world, 0, NULL, 0, pl->handshake_ms, 0);
+            finish(s.c, MAX_CONNS, TR_ERR_IO, (uint32_t)pl->world, 0, NULL, 0,
+                   pl->handshake_ms, 0);
             return tr_posix_fail(err, errlen, TR_ERR_IO, "master: poll: %s", strerror(errno));
         }
         if (rc <= 0)
             continue;
         for (i = 1; i < np; i++) {
-            struct conn *k = &c[map[i]];
-            ssize_t n;
+            struct conn *k = &s.c[map[i]];
             if (!pf[i].revents)
                 continue;
-            if (k->rank >= 0) {
-                /* A registered rank says nothing more until the answer; EOF or
-                 * bytes mean it died or misbehaves: forget it, it may rejoin. */
-                uint8_t junk[64];
-                n = recv(k->fd, junk, sizeof junk, MSG_DONTWAIT);
-                if (n < 0 && (errno == EAGAIN || errno == EINTR))
-                    continue;
-                table[k->rank].port = 0;
-                joined--;
-                tr_posix_close_fd(&k->fd);
-                continue;
-            }
-            n = recv(k->fd, k->buf + k->got, sizeof k->buf - k->got, MSG_DONTWAIT);
-            if (n < 0 && (errno == EAGAIN || errno == EINTR))
-                continue;
-            if (n <= 0) {
-                tr_posix_close_fd(&k->fd);
-                continue;
-            }
-            k->got += (size_t)n;
-            /* Refuse garbage as soon as the magic is wrong. */
-            if (memcmp(k->buf, "TRR1", k->got < 4 ? k->got : 4) != 0) {
-                tr_posix_close_fd(&k->fd);
-                continue;
-            }
-            if (k->got < sizeof k->buf)
-                continue;
-            rc = admit(k, pl, table, &why, err, errlen);
-            if (rc < 0) {
-                answer(k->fd, rc, (uint32_t)pl->world, why, NULL, 0, pl->handshake_ms);
-                tr_posix_close_fd(&k->fd);
-                finish(c, nc, rc, (uint32_t)pl->world, why, NULL, 0, pl->handshake_ms, 0);
+            if (k->rank >= 0)
+                serve_registered(&s, k);
+            else if ((rc = serve_joining(&s, k)) < 0)
                 return rc;
-            }
-            if (rc > 0)
-                tr_posix_close_fd(&k->fd);
-            else
-                joined++;
         }
-        if (pf[0].revents) {
-            for (;;) {
-                int s = accept4(master_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-                if (s < 0)
-                    break;
-                for (i = 0; i < nc && c[i].fd >= 0; i++)
-                    ;
-                if (i == nc) {                 /* full: refuse, keep the ranks */
-                    close(s);
-                    continue;
-                }
-                c[i].fd = s;
-                c[i].rank = -1;
-                c[i].got = 0;
-                c[i].deadline = tr_posix_clock_ms() + pl->handshake_ms;
-            }
-        }
+        if (pf[0].revents)
+            serve_accept(&s, master_fd);
     }
-    finish(c, nc, 0, (uint32_t)pl->world, 0, table, (uint32_t)pl->world, pl->handshake_ms,
-           pl->any_addr);
+    finish(s.c, MAX_CONNS, 0, (uint32_t)pl->world, 0, table, (uint32_t)pl->world,
+           pl->handshake_ms, pl->any_addr);
     return 0;
 }
 
