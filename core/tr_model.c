@@ -263,12 +263,15 @@ static int layout(struct tr_model *m, const struct tr_model_desc *d, unsigned ba
         struct tr_layer *l = &m->layer[i];
         if (tr_plan_stores(m, i))
             l->out = tr_arena_floats(a, mul_floats(batch, sample_floats(l, 1), &ovf));
-        else if (l->role == TR_ROLE_LAYER)   /* Flatten, a ReLU in place */
-            l->out = m->layer[i - 1].out;
+        else if (l->role == TR_ROLE_LAYER || m->desc.plan == TR_PLAN_FAST)
+            l->out = m->layer[i - 1].out;    /* Flatten, a ReLU in place */
         if (l->d.kind == TR_LAYER_BATCHNORM2D)
             l->save = tr_arena_floats(a, 2u * l->in_c);
-        /* gradients w.r.t. layer inputs that are not written in place */
-        if (tr_plan_dx(m, i) == TR_DX_DBUF && sample_floats(l, 0) > dmax)
+        /* gradients w.r.t. layer inputs that are not written in place;
+         * on the fast plan, of every layer after the first (the reference
+         * kernels' backward) */
+        if (i > 0 && (m->desc.plan == TR_PLAN_FAST || tr_plan_dx(m, i, 0) == TR_DX_DBUF) &&
+            sample_floats(l, 0) > dmax)
             dmax = sample_floats(l, 0);
     }
     dmax = mul_floats(batch, dmax, &ovf);
@@ -283,6 +286,7 @@ static int layout(struct tr_model *m, const struct tr_model_desc *d, unsigned ba
     m->last_n = 0;
     m->last_train = 0;
     m->kernels = TR_KERNELS_FAST;
+    m->last_kernels = TR_KERNELS_FAST;
     m->arena_used = a->used;
     return a->err ? a->err : 0;
 }

@@ -70,8 +70,11 @@ struct tr_layer {
     float   *out;                  /* (batch, out_c, out_h, out_w) forward output;
                                     * FLATTEN, and a ReLU after conv/BN/linear,
                                     * alias the previous layer's out. On the
-                                    * lean plan NULL where the role keeps none,
-                                    * and backward writes gradients over some */
+                                    * lean plan NULL where the role keeps none.
+                                    * The fast kernels write only what the
+                                    * roles read (a block's BN and ReLU outs
+                                    * are left as they were), and backward
+                                    * writes gradients over some */
     float   *save;                 /* what backward needs beyond in/out: BN the
                                     * batch mean (C) then invstd (C), xhat is
                                     * recomputed; NULL for the others (max-pool
@@ -82,13 +85,17 @@ struct tr_layer {
                                     * im2col (fast plan, and lean where room) */
 };
 
-/* Roles (struct tr_layer.role). The fast plan runs every layer as
- * TR_ROLE_LAYER; the lean plan fuses these patterns (docs/DESIGN.md):
+/* Roles (struct tr_layer.role): how the fast kernels run a layer
+ * (docs/DESIGN.md). Both plans fuse BN blocks; the lean plan also
+ * recomputes and streams. The fast plan still stores every layer's output
+ * (the reference kernels, which run every layer alone, write them all);
+ * its fast kernels leave a block's BN and ReLU outputs unwritten.
  *   TR_ROLE_LAYER      runs alone; out stored (or an alias of its input's)
  *   TR_ROLE_RECOMPUTED a first conv feeding a BN block: out is NULL, the
  *                      block computes it again one plane at a time
- *   TR_ROLE_BLOCK      a BN followed by [ReLU] MaxPool: only the pool's out
- *                      is stored, made from the BN's input plane by plane
+ *   TR_ROLE_BLOCK      a BN followed by [ReLU] MaxPool: the pool's output
+ *                      made from the BN's input plane by plane; on the lean
+ *                      plan nothing else is stored
  *   TR_ROLE_IN_BLOCK   the ReLU and MaxPool of a block (run by it), and a
  *                      Flatten before a TR_ROLE_STREAM linear
  *   TR_ROLE_STREAM     a linear after a block's pool: that pool's out is
@@ -124,7 +131,10 @@ struct tr_model {
                                     * TR_KERNELS_REF: the plain reference loops,
                                     * for tests, on the fast plan only (forward
                                     * refuses them on the lean plan); the
-                                    * caller may switch any time */
+                                    * caller may switch any time: a forward
+                                    * runs the kernels set then, and its
+                                    * backward the same */
+    int      last_kernels;         /* kernels of the last forward */
 };
 
 #define TR_KERNELS_FAST 0

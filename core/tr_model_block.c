@@ -25,10 +25,10 @@ void tr_plan_roles(struct tr_model *m)
 {
     unsigned i, p, s;
 
+    const int lean = m->desc.plan == TR_PLAN_LEAN;
+
     for (i = 0; i < m->n_layers; i++)
         m->layer[i].role = TR_ROLE_LAYER;
-    if (m->desc.plan != TR_PLAN_LEAN)
-        return;
     for (i = 0; i < m->n_layers; i++) {
         if (kind(m, i) != TR_LAYER_BATCHNORM2D)
             continue;
@@ -37,6 +37,8 @@ void tr_plan_roles(struct tr_model *m)
             continue;
         m->layer[p].role = m->layer[p - 1].role = TR_ROLE_IN_BLOCK;
         m->layer[i].role = TR_ROLE_BLOCK;
+        if (!lean)          /* the fast plan stores everything else */
+            continue;
         if (i == 1 && kind(m, 0) == TR_LAYER_CONV2D)
             m->layer[0].role = TR_ROLE_RECOMPUTED;
         s = kind(m, p + 1) == TR_LAYER_FLATTEN ? p + 2 : p + 1;
@@ -59,6 +61,8 @@ int tr_plan_stores(const struct tr_model *m, unsigned i)
 {
     const struct tr_layer *l = &m->layer[i];
 
+    if (m->desc.plan == TR_PLAN_FAST)   /* every output: the reference kernels need them */
+        return l->d.kind != TR_LAYER_FLATTEN && !tr_model_relu_in_place(m, i);
     switch (l->role) {
     case TR_ROLE_LAYER:
         return l->d.kind != TR_LAYER_FLATTEN && !tr_model_relu_in_place(m, i);
@@ -91,14 +95,14 @@ static int out_free(const struct tr_model *m, unsigned j)
     }
 }
 
-int tr_plan_dx(const struct tr_model *m, unsigned i)
+int tr_plan_dx(const struct tr_model *m, unsigned i, int ref)
 {
     const struct tr_layer *l = &m->layer[i];
     const int lean = m->desc.plan == TR_PLAN_LEAN;
 
     if (i == 0)
         return TR_DX_NONE;
-    switch (l->role) {
+    switch (ref ? TR_ROLE_LAYER : l->role) {
     case TR_ROLE_BLOCK:
         if (m->layer[i - 1].role == TR_ROLE_RECOMPUTED)
             return TR_DX_NONE;

@@ -21,8 +21,9 @@ void tr_plan_roles(struct tr_model *m);
  * alias of its input's, not recomputed, not made inside a block. */
 int tr_plan_stores(const struct tr_model *m, unsigned i);
 
-/* TR_DX_* of layer i (roles set). */
-int tr_plan_dx(const struct tr_model *m, unsigned i);
+/* TR_DX_* of layer i (roles set); ref: the reference kernels run every
+ * layer alone, its gradient through a ping-pong buffer. */
+int tr_plan_dx(const struct tr_model *m, unsigned i, int ref);
 
 /* Floats of scratch the block headed by BN layer b, and the stream at
  * linear layer i, use at this batch (the conv bands are sized around them). */

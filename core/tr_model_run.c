@@ -15,9 +15,8 @@ static size_t out_floats(const struct tr_layer *l, unsigned n)
 /* One layer run alone (TR_ROLE_LAYER). *fused says the BN just run applied
  * the ReLU that follows (fast kernels fuse BN -> in-place ReLU). */
 static int layer_forward(struct tr_model *m, unsigned i, const float *in, unsigned n,
-                         int train, int *fused)
+                         int train, int ref, int *fused)
 {
-    const int ref = m->kernels == TR_KERNELS_REF;
     struct tr_layer *l = &m->layer[i];
     const float *p = m->params + l->p_off, *b = p + (l->p_len - l->out_c);
 
@@ -69,6 +68,7 @@ static int layer_forward(struct tr_model *m, unsigned i, const float *in, unsign
 
 int tr_model_forward(struct tr_model *m, const float *x, unsigned n, int train)
 {
+    const int ref = m->kernels == TR_KERNELS_REF;
     const float *in = x;
     unsigned i;
     int fused = 0, err;
@@ -79,14 +79,14 @@ int tr_model_forward(struct tr_model *m, const float *x, unsigned n, int train)
     if (train && tr_model_bn_single_value(m, n))
         return TR_ERR_INVAL;
     /* the reference kernels run layer by layer: the fast plan's layout */
-    if (m->kernels == TR_KERNELS_REF && m->desc.plan != TR_PLAN_FAST)
+    if (ref && m->desc.plan != TR_PLAN_FAST)
         return TR_ERR_INVAL;
     m->last_train = 0;
     for (i = 0; i < m->n_layers; i++) {
         struct tr_layer *l = &m->layer[i];
-        switch (l->role) {
+        switch (ref ? TR_ROLE_LAYER : l->role) {
         case TR_ROLE_LAYER:
-            if ((err = layer_forward(m, i, in, n, train, &fused)) != 0)
+            if ((err = layer_forward(m, i, in, n, train, ref, &fused)) != 0)
                 return err;
             break;
         case TR_ROLE_BLOCK:
@@ -103,6 +103,7 @@ int tr_model_forward(struct tr_model *m, const float *x, unsigned n, int train)
     m->input = x;
     m->last_n = n;
     m->last_train = train ? 1 : 0;
+    m->last_kernels = m->kernels;
     return 0;
 }
 
@@ -159,9 +160,8 @@ int tr_model_loss(struct tr_model *m, const uint8_t *labels, float *loss, unsign
  * *fused says the pool just run applied the gate of the ReLU before it, so
  * that ReLU passes its gradient through. */
 static int layer_backward(struct tr_model *m, unsigned i, const float *dout, float *din,
-                          unsigned n, int *fused)
+                          unsigned n, int ref, int *fused)
 {
-    const int ref = m->kernels == TR_KERNELS_REF;
     const struct tr_layer *l = &m->layer[i];
     const float *in = i ? m->layer[i - 1].out : m->input;
     const float *p = m->params + l->p_off;
@@ -205,9 +205,9 @@ static int layer_backward(struct tr_model *m, unsigned i, const float *dout, flo
 }
 
 /* The buffer layer i's backward writes its input gradient to (tr_plan_dx) */
-static float *dx_dest(struct tr_model *m, unsigned i, const float *dout)
+static float *dx_dest(struct tr_model *m, unsigned i, const float *dout, int ref)
 {
-    switch (tr_plan_dx(m, i)) {
+    switch (tr_plan_dx(m, i, ref)) {
     case TR_DX_IN_PLACE:
         return (float *)m->layer[i - 1].out;
     case TR_DX_DBUF:
@@ -221,6 +221,7 @@ static float *dx_dest(struct tr_model *m, unsigned i, const float *dout)
 
 int tr_model_backward(struct tr_model *m)
 {
+    const int ref = m->last_kernels == TR_KERNELS_REF;   /* as its forward ran */
     const unsigned n = m->last_n;
     const float *dout = m->dlogits, *sdy = NULL;
     unsigned i;
@@ -230,13 +231,13 @@ int tr_model_backward(struct tr_model *m)
         return TR_ERR_INVAL;
     for (i = m->n_layers; i-- > 0;) {
         const struct tr_layer *l = &m->layer[i];
-        float *din = dx_dest(m, i, dout);
-        switch (l->role) {
+        float *din = dx_dest(m, i, dout, ref);
+        switch (ref ? TR_ROLE_LAYER : l->role) {
         case TR_ROLE_LAYER:
             if (fused && l->d.kind == TR_LAYER_RELU) {
                 fused = 0;             /* the pool after applied its gate */
                 din = (float *)dout;
-            } else if ((err = layer_backward(m, i, dout, din, n, &fused)) != 0) {
+            } else if ((err = layer_backward(m, i, dout, din, n, ref, &fused)) != 0) {
                 return err;
             }
             break;

@@ -286,8 +286,23 @@ static double ce_double(const struct tr_model *m, const uint8_t *lab, unsigned n
 }
 
 /* FNV-1a over the on/off state of every ReLU output and the argmax of every
- * max-pool window of the last forward: the model's piece of linearity. */
-static uint32_t pattern(const struct tr_model *m, unsigned n)
+ * max-pool window of the model at its current parameters: the model's piece
+ * of linearity. Taken from a forward with the reference kernels, which
+ * store every layer's output (the fast ones run BN, ReLU and pool fused and
+ * keep only the pool's). */
+static uint32_t pattern_of(const struct tr_model *m, unsigned n);
+static uint32_t pattern(struct tr_model *m, const float *x, unsigned n)
+{
+    const int kernels = m->kernels;
+    uint32_t h;
+    m->kernels = TR_KERNELS_REF;
+    tr_model_forward(m, x, n, 1);
+    h = pattern_of(m, n);
+    m->kernels = kernels;
+    return h;
+}
+
+static uint32_t pattern_of(const struct tr_model *m, unsigned n)
 {
     uint32_t h = TR_FNV32_INIT;
     unsigned li;
@@ -361,7 +376,7 @@ static void model_case(const struct tr_model_desc *d, unsigned batch, unsigned n
     tr_model_backward(&m);
     g = tc_zeros(m.n_params);
     memcpy(g, m.grads, m.n_params * sizeof(float));
-    base = pattern(&m, n);
+    base = pattern(&m, x, n);
     for (i = 0; i < m.n_params; i++) {
         float keep = m.params[i];
         double lp, lm, fd;
@@ -369,11 +384,11 @@ static void model_case(const struct tr_model_desc *d, unsigned batch, unsigned n
         m.params[i] = keep + eps;
         tr_model_forward(&m, x, n, 1);
         lp = ce_double(&m, lab, n);
-        pp = pattern(&m, n);
+        pp = pattern(&m, x, n);
         m.params[i] = keep - eps;
         tr_model_forward(&m, x, n, 1);
         lm = ce_double(&m, lab, n);
-        pm = pattern(&m, n);
+        pm = pattern(&m, x, n);
         m.params[i] = keep;
         if (pp != base || pm != base) {
             inconclusive++;

@@ -260,9 +260,12 @@ static void seed_roles(void)
     TH_CHECK(tr_model_arena_size(&d, 1, NULL) == TR_ERR_INVAL, "unknown plan refused");
     d.plan = TR_PLAN_FAST;
     TH_CHECK(tr_model_init(&m, &d, 4, arena_f, sizeof arena_f) == 0, "seed fast init");
-    for (i = 0, ok = 1; i < 10; i++)
-        ok &= m.layer[i].role == TR_ROLE_LAYER;
-    TH_CHECK(ok, "the fast plan runs every layer alone");
+    for (i = 0, ok = 1; i < 10; i++)   /* fused blocks, every output stored */
+        ok &= m.layer[i].role == (i == 1 || i == 5 ? TR_ROLE_BLOCK
+                                  : i == 2 || i == 3 || i == 6 || i == 7 ? TR_ROLE_IN_BLOCK
+                                  : TR_ROLE_LAYER) &&
+              (m.layer[i].out != NULL);
+    TH_CHECK(ok, "the fast plan fuses the BN blocks and stores every output");
 }
 
 int main(void)
