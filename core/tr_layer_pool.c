@@ -173,8 +173,11 @@ void tr_maxpool2d_relu_backward(float *dx, const float *dy, const float *x, cons
 }
 
 /* The 2x2 row of pool2_row for dx written over x: each window's four inputs
- * are read before its four gradients are stored, same selection, same bits */
-static void pool2_row_inplace(float *t0, float *t1, const float *y, const float *dy,
+ * are read before its four gradients are stored, same selection, same bits
+ * (restrict holds: each row is read and written through its own pointer
+ * only, and y, dy are other buffers) */
+static void pool2_row_inplace(float *restrict t0, float *restrict t1,
+                              const float *restrict y, const float *restrict dy,
                               unsigned ow_n, int relu)
 {
     unsigned ow;

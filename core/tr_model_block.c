@@ -333,26 +333,40 @@ static void conv_plane_grads(struct tr_model *m, const struct blk *k, const floa
     }
 }
 
+/* copy hw floats of plane src to dst; returns dst */
+static const float *plane_copy(float *restrict dst, const float *restrict src, size_t hw)
+{
+    size_t j;
+    for (j = 0; j < hw; j++)
+        dst[j] = src[j];
+    return dst;
+}
+
 void tr_plan_block_backward(struct tr_model *m, unsigned b, const float *x, unsigned n,
                             const float *dy, const float *sdy, float *dx)
 {
     struct blk k;
-    float *cbuf = m->scratch, *reg;
+    float *cbuf = m->scratch, *reg, *cache;
     const float *gb = m->params + m->layer[b].p_off;
     float *dgb = m->grads + m->layer[b].p_off;
     unsigned c, i;
 
     blk_get(&k, m, b, x);
     reg = blk_region(m, &k);
+    /* the fast plan lays out the BN's output, which its blocks never write:
+     * the first pass keeps each plane's dy there instead of making it again */
+    cache = m->desc.plan == TR_PLAN_FAST ? k.bn->out : NULL;
     for (c = 0; c < k.C; c++) {
         const float mean = k.bn->save[c], invstd = k.bn->save[k.C + c];
         const float cnt = (float)((size_t)n * k.hw);
         float dbeta = 0.0f, dgamma = 0.0f, kc;
         for (i = 0; i < n; i++) {
             const float *pl = blk_plane(m, &k, x, i, c, cbuf + i * k.hw, reg);
+            const float *d = blk_dy(m, &k, pl, i, c, dy, sdy, reg);
             float sb, sg;
-            tr_bn2d_plane_dsums(&sb, &sg, blk_dy(m, &k, pl, i, c, dy, sdy, reg), pl, k.hw,
-                                mean, invstd);
+            if (cache)          /* kept for the second pass */
+                d = plane_copy(cache + ((size_t)i * k.C + c) * k.hw, d, k.hw);
+            tr_bn2d_plane_dsums(&sb, &sg, d, pl, k.hw, mean, invstd);
             dbeta += sb;
             dgamma += sg;
         }
@@ -364,8 +378,9 @@ void tr_plan_block_backward(struct tr_model *m, unsigned b, const float *x, unsi
         for (i = 0; i < n; i++) {
             const float *pl = k.conv ? cbuf + i * k.hw : blk_plane(m, &k, x, i, c, NULL, NULL);
             float *dst = k.conv ? cbuf + i * k.hw : dx + ((size_t)i * k.C + c) * k.hw;
-            tr_bn2d_plane_dx(dst, blk_dy(m, &k, pl, i, c, dy, sdy, reg), pl, k.hw, mean, invstd,
-                             kc, cnt, dbeta, dgamma);
+            const float *d = cache ? cache + ((size_t)i * k.C + c) * k.hw
+                                   : blk_dy(m, &k, pl, i, c, dy, sdy, reg);
+            tr_bn2d_plane_dx(dst, d, pl, k.hw, mean, invstd, kc, cnt, dbeta, dgamma);
         }
         if (k.conv)
             conv_plane_grads(m, &k, x, n, c, cbuf, reg);
