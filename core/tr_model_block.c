@@ -95,14 +95,14 @@ static int out_free(const struct tr_model *m, unsigned j)
     }
 }
 
-int tr_plan_dx(const struct tr_model *m, unsigned i, int ref)
+int tr_plan_dx(const struct tr_model *m, unsigned i, int layers)
 {
     const struct tr_layer *l = &m->layer[i];
     const int lean = m->desc.plan == TR_PLAN_LEAN;
 
     if (i == 0)
         return TR_DX_NONE;
-    switch (ref ? TR_ROLE_LAYER : l->role) {
+    switch (layers ? TR_ROLE_LAYER : l->role) {
     case TR_ROLE_BLOCK:
         if (m->layer[i - 1].role == TR_ROLE_RECOMPUTED)
             return TR_DX_NONE;

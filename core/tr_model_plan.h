@@ -21,9 +21,10 @@ void tr_plan_roles(struct tr_model *m);
  * alias of its input's, not recomputed, not made inside a block. */
 int tr_plan_stores(const struct tr_model *m, unsigned i);
 
-/* TR_DX_* of layer i (roles set); ref: the reference kernels run every
- * layer alone, its gradient through a ping-pong buffer. */
-int tr_plan_dx(const struct tr_model *m, unsigned i, int ref);
+/* TR_DX_* of layer i (roles set); layers: the run is layer by layer (the
+ * reference kernels, or the fast plan where it does not fuse), every
+ * input gradient through a ping-pong buffer. */
+int tr_plan_dx(const struct tr_model *m, unsigned i, int layers);
 
 /* Floats of scratch the block headed by BN layer b, and the stream at
  * linear layer i, use at this batch (the conv bands are sized around them). */

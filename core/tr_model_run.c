@@ -7,6 +7,27 @@
 #include "tr_layer_kernels.h"
 #include "tr_model_plan.h"
 
+/* Whether the fast plan's fast kernels run BN blocks fused. Where the
+ * target has vector registers (hosts) a batch's activations are megabytes
+ * and the fused blocks save their memory traffic; on a scalar FPU
+ * (Cortex-M4F, RV32, the M55's scalar core) instructions count, and making
+ * a plane again in the block's backward costs more than it saves (the seed
+ * net: 24.97 M -> 25.35 M instructions per sample on the M4F), so the fast
+ * plan runs those layers one by one there. The lean plan always fuses (its
+ * layout has no room for the layers' outputs); the bits are the same. */
+#if defined(__GNUC__) && (defined(__AVX__) || defined(__SSE2__) || defined(__ARM_NEON))
+#define TR_FAST_PLAN_FUSES 1
+#else
+#define TR_FAST_PLAN_FUSES 0
+#endif
+
+/* 1 if the run is layer by layer: the reference kernels, or the fast plan
+ * on a target where it does not fuse */
+static int layered(const struct tr_model *m, int ref)
+{
+    return ref || (m->desc.plan == TR_PLAN_FAST && !TR_FAST_PLAN_FUSES);
+}
+
 static size_t out_floats(const struct tr_layer *l, unsigned n)
 {
     return (size_t)n * l->out_c * l->out_h * l->out_w;
@@ -84,7 +105,7 @@ int tr_model_forward(struct tr_model *m, const float *x, unsigned n, int train)
     m->last_train = 0;
     for (i = 0; i < m->n_layers; i++) {
         struct tr_layer *l = &m->layer[i];
-        switch (ref ? TR_ROLE_LAYER : l->role) {
+        switch (layered(m, ref) ? TR_ROLE_LAYER : l->role) {
         case TR_ROLE_LAYER:
             if ((err = layer_forward(m, i, in, n, train, ref, &fused)) != 0)
                 return err;
@@ -185,8 +206,7 @@ static int layer_backward(struct tr_model *m, unsigned i, const float *dout, flo
         break;
     case TR_LAYER_MAXPOOL2D:
         /* fast kernels fold the backward of a ReLU just before into this one */
-        *fused = !ref && din && m->layer[i - 1].d.kind == TR_LAYER_RELU &&
-                 m->layer[i - 1].role == TR_ROLE_LAYER;
+        *fused = !ref && din && m->layer[i - 1].d.kind == TR_LAYER_RELU;
         if (*fused)
             tr_maxpool2d_relu_backward(din, dout, in, l->out, l, n);
         else if (din)
@@ -205,9 +225,9 @@ static int layer_backward(struct tr_model *m, unsigned i, const float *dout, flo
 }
 
 /* The buffer layer i's backward writes its input gradient to (tr_plan_dx) */
-static float *dx_dest(struct tr_model *m, unsigned i, const float *dout, int ref)
+static float *dx_dest(struct tr_model *m, unsigned i, const float *dout, int layers)
 {
-    switch (tr_plan_dx(m, i, ref)) {
+    switch (tr_plan_dx(m, i, layers)) {
     case TR_DX_IN_PLACE:
         return (float *)m->layer[i - 1].out;
     case TR_DX_DBUF:
@@ -231,8 +251,8 @@ int tr_model_backward(struct tr_model *m)
         return TR_ERR_INVAL;
     for (i = m->n_layers; i-- > 0;) {
         const struct tr_layer *l = &m->layer[i];
-        float *din = dx_dest(m, i, dout, ref);
-        switch (ref ? TR_ROLE_LAYER : l->role) {
+        float *din = dx_dest(m, i, dout, layered(m, ref));
+        switch (layered(m, ref) ? TR_ROLE_LAYER : l->role) {
         case TR_ROLE_LAYER:
             if (fused && l->d.kind == TR_LAYER_RELU) {
                 fused = 0;             /* the pool after applied its gate */
