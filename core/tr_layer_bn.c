@@ -92,69 +92,88 @@ void tr_bn2d_plane_dsums(float *sb, float *sg, const float *restrict dy,
     *sg = g;
 }
 #else
+/* 16 named accumulators, which a scalar FPU with 32 registers keeps in
+ * registers (an array of them stays in memory at -O2 on the Cortex-M4F) */
+#define TR_L16(M) M(0) M(1) M(2) M(3) M(4) M(5) M(6) M(7) \
+                  M(8) M(9) M(10) M(11) M(12) M(13) M(14) M(15)
+#define TR_ZERO(j) float a##j = 0.0f;
+#define TR_ADD(j) a##j += x[i + j];
+#define TR_SQ(j) { const float d = x[i + j] - mean; a##j += d * d; }
+#define TR_GX(j) a##j += dy[i + j] * ((x[i + j] - mean) * invstd);
+#define TR_DY(j) a##j += dy[i + j];
+#define TR_RED(j) s += a##j;
+
 float tr_sum_lanes16(const float *restrict x, size_t n)
 {
-    float acc[TR_LANES], s = 0.0f;
-    size_t i, j, body = n - n % TR_LANES;
+    float s = 0.0f;
+    size_t i, body = n - n % TR_LANES;
+    TR_L16(TR_ZERO)
 
-    for (j = 0; j < TR_LANES; j++)
-        acc[j] = 0.0f;
-    for (i = 0; i < body; i += TR_LANES)
-        for (j = 0; j < TR_LANES; j++)
-            acc[j] += x[i + j];
+    for (i = 0; i < body; i += TR_LANES) {
+        TR_L16(TR_ADD)
+    }
     for (i = body; i < n; i++)
         s += x[i];
-    for (j = 0; j < TR_LANES; j++)
-        s += acc[j];
+    TR_L16(TR_RED)
     return s;
 }
 
 float tr_bn2d_plane_sqdev(const float *restrict x, size_t n, float mean)
 {
-    float acc[TR_LANES], s = 0.0f;
-    size_t i, j, body = n - n % TR_LANES;
+    float s = 0.0f;
+    size_t i, body = n - n % TR_LANES;
+    TR_L16(TR_ZERO)
 
-    for (j = 0; j < TR_LANES; j++)
-        acc[j] = 0.0f;
-    for (i = 0; i < body; i += TR_LANES)
-        for (j = 0; j < TR_LANES; j++) {
-            float d = x[i + j] - mean;
-            acc[j] += d * d;
-        }
+    for (i = 0; i < body; i += TR_LANES) {
+        TR_L16(TR_SQ)
+    }
     for (i = body; i < n; i++) {
         float d = x[i] - mean;
         s += d * d;
     }
-    for (j = 0; j < TR_LANES; j++)
-        s += acc[j];
+    TR_L16(TR_RED)
+    return s;
+}
+
+/* the sums of dy and of dy*xhat in two passes of 16 lanes each (32
+ * accumulators would not fit the registers); each sum's order is the same */
+static float dy_lanes(const float *restrict dy, size_t n)
+{
+    float s = 0.0f;
+    size_t i, body = n - n % TR_LANES;
+    TR_L16(TR_ZERO)
+
+    for (i = 0; i < body; i += TR_LANES) {
+        TR_L16(TR_DY)
+    }
+    for (i = body; i < n; i++)
+        s += dy[i];
+    TR_L16(TR_RED)
+    return s;
+}
+
+static float dyxhat_lanes(const float *restrict dy, const float *restrict x, size_t n,
+                          float mean, float invstd)
+{
+    float s = 0.0f;
+    size_t i, body = n - n % TR_LANES;
+    TR_L16(TR_ZERO)
+
+    for (i = 0; i < body; i += TR_LANES) {
+        TR_L16(TR_GX)
+    }
+    for (i = body; i < n; i++)
+        s += dy[i] * ((x[i] - mean) * invstd);
+    TR_L16(TR_RED)
     return s;
 }
 
 void tr_bn2d_plane_dsums(float *sb, float *sg, const float *restrict dy,
                          const float *restrict x, size_t n, float mean, float invstd)
 {
-    float ab[TR_LANES], ag[TR_LANES], b = 0.0f, g = 0.0f;
-    size_t i, j, body = n - n % TR_LANES;
-
-    for (j = 0; j < TR_LANES; j++)
-        ab[j] = ag[j] = 0.0f;
-    for (i = 0; i < body; i += TR_LANES)
-        for (j = 0; j < TR_LANES; j++) {
-            ab[j] += dy[i + j];
-            ag[j] += dy[i + j] * ((x[i + j] - mean) * invstd);
-        }
-    for (i = body; i < n; i++) {
-        b += dy[i];
-        g += dy[i] * ((x[i] - mean) * invstd);
-    }
-    for (j = 0; j < TR_LANES; j++) {
-        b += ab[j];
-        g += ag[j];
-    }
-    *sb = b;
-    *sg = g;
+    *sb = dy_lanes(dy, n);
+    *sg = dyxhat_lanes(dy, x, n, mean, invstd);
 }
-
 #endif
 
 void tr_bn2d_plane_apply(float *restrict y, const float *restrict x, size_t hw, float mean,

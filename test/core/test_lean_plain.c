@@ -1,15 +1,17 @@
 /* test_lean_plain: the plain-C branches (what the Cortex-M4F and RV32 run)
- * of the one-plane convolution kernels and of tr_gemm_at give the bits of
- * the fast kernels and of the reference loop, on the host:
- * core/tr_layer_band.c and core/tr_layer_gemm_at.c are compiled here with
- * the vector-register macros removed, so their #if takes the portable
- * branch. */
+ * of the one-plane convolution kernels, of tr_gemm_at and of BatchNorm's
+ * lanes16 sums give the bits of the fast kernels, of the reference loop and
+ * of the lanes16 definition written out here, on the host:
+ * core/tr_layer_band.c, core/tr_layer_gemm_at.c and core/tr_layer_bn.c are
+ * compiled here with the vector-register macros removed, so their #if
+ * takes the portable branch. */
 #undef __AVX512F__
 #undef __AVX__
 #undef __SSE2__
 #undef __ARM_NEON
 #include "../../core/tr_layer_band.c"
 #include "../../core/tr_layer_gemm_at.c"
+#include "../../core/tr_layer_bn.c"
 #include "harness.h"
 #include "tc_util.h"
 #include <stdio.h>
@@ -66,6 +68,44 @@ static void gemm_at_case(size_t m, size_t n, size_t k, int set)
     free(a); free(b); free(c1); free(c2);
 }
 
+/* lanes16 as docs/DESIGN.md defines it: lane j adds f(16m+j) in order,
+ * then the tail in order, then the lanes in order */
+static float lanes16_def(const float *dy, const float *x, size_t n, float mean, float invstd,
+                         int what)
+{
+    float acc[16] = {0}, s = 0.0f;
+    size_t i, body = n - n % 16;
+    for (i = 0; i < n; i++) {
+        float v = what == 0 ? x[i] : what == 1 ? (x[i] - mean) * (x[i] - mean)
+                : what == 2 ? dy[i] : dy[i] * ((x[i] - mean) * invstd);
+        if (i < body)
+            acc[i % 16] += v;
+        else
+            s += v;
+    }
+    for (i = 0; i < 16; i++)
+        s += acc[i];
+    return s;
+}
+
+static int same_bits(float a, float b)
+{
+    return memcmp(&a, &b, sizeof a) == 0;
+}
+
+static void bn_lanes_case(size_t n)
+{
+    float *x = tc_rand(n, -2, 3), *dy = tc_rand(n, -1, 1), sb, sg;
+    const float mean = 0.37f, invstd = 1.9f;
+    tr_bn2d_plane_dsums(&sb, &sg, dy, x, n, mean, invstd);
+    TH_CHECK(same_bits(tr_sum_lanes16(x, n), lanes16_def(dy, x, n, mean, invstd, 0)) &&
+             same_bits(tr_bn2d_plane_sqdev(x, n, mean), lanes16_def(dy, x, n, mean, invstd, 1)) &&
+             same_bits(sb, lanes16_def(dy, x, n, mean, invstd, 2)) &&
+             same_bits(sg, lanes16_def(dy, x, n, mean, invstd, 3)),
+             "plain BN lanes16 sums of %zu values", n);
+    free(x); free(dy);
+}
+
 int main(void)
 {
     static const unsigned cc[][8] = {   /* n, ic, h, w, oc, k, s, p */
@@ -80,6 +120,11 @@ int main(void)
     tr_rng_seed(&tc_rng, 5, 55);
     for (i = 0; i < sizeof cc / sizeof cc[0]; i++)
         plane_case(cc[i]);
+    bn_lanes_case(784);
+    bn_lanes_case(196);
+    bn_lanes_case(49);
+    bn_lanes_case(7);
+    bn_lanes_case(0);
     for (i = 0; i < 2; i++) {
         gemm_at_case(400, 8, 32, (int)i);
         gemm_at_case(7, 13, 5, (int)i);
