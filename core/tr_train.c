@@ -591,6 +591,18 @@ static int step_compute(struct tr_train *t)
                         TR_OP_AVG);
 }
 
+/* An event's report: where training is, every other field 0. */
+static int report_at(const struct tr_train *t, struct tr_train_report *rep, int event)
+{
+    struct tr_train_report z = { 0 };
+    *rep = z;
+    rep->epoch = t->epoch;
+    rep->step = t->step;
+    rep->steps = t->steps;
+    rep->global_step = t->global_step;
+    return event;
+}
+
 /* The gradients are averaged: SGD, count the step, report it. */
 static int step_finish(struct tr_train *t, struct tr_train_report *rep)
 {
@@ -606,11 +618,10 @@ static int step_finish(struct tr_train *t, struct tr_train_report *rep)
     t->loss_sum += (double)r->loss * r->n;
     t->correct += r->correct;
     t->seen += r->n;
-    r->epoch = t->epoch;
-    r->step = t->step;
-    r->steps = t->steps;
-    r->global_step = t->global_step;
-    *rep = *r;
+    report_at(t, rep, TR_TRAIN_STEP);
+    rep->n = r->n;
+    rep->loss = r->loss;
+    rep->correct = r->correct;
     t->phase = every && t->global_step % every == 0 && t->step < t->steps ? PH_SYNC_GO : PH_STEP;
     return TR_TRAIN_STEP;
 }
@@ -648,13 +659,7 @@ static int evaluate(struct tr_train *t)
 static int epoch_finish(struct tr_train *t, struct tr_train_report *rep)
 {
     const float *s = t->sums;
-    rep->epoch = t->epoch;
-    rep->step = t->step;
-    rep->steps = t->steps;
-    rep->global_step = t->global_step;
-    rep->n = 0;
-    rep->loss = 0;
-    rep->correct = 0;
+    report_at(t, rep, TR_TRAIN_EPOCH);
     rep->stopped = t->step < t->steps;
     rep->test_loss = s[2] > 0 ? s[0] / s[2] : 0;
     rep->test_acc = s[2] > 0 ? s[1] / s[2] : 0;
@@ -692,15 +697,9 @@ static int step_next(struct tr_train *t)
 
 static int start_report(struct tr_train *t, struct tr_train_report *rep)
 {
-    struct tr_train_report z = { 0 };
     epoch_reset(t);
-    *rep = z;
-    rep->epoch = t->epoch;
-    rep->step = t->step;
-    rep->steps = t->steps;
-    rep->global_step = t->global_step;
     t->phase = PH_STEP;
-    return TR_TRAIN_START;
+    return report_at(t, rep, TR_TRAIN_START);
 }
 
 /* The collective of the current phase: TR_ERR_AGAIN, 0 when done (or none
@@ -777,16 +776,9 @@ static int advance(struct tr_train *t, struct tr_train_report *rep)
         return start_report(t, rep);
     case PH_GRADS:
         return step_finish(t, rep);
-    case PH_SYNC: {
-        struct tr_train_report z = { 0 };
-        *rep = z;
-        rep->epoch = t->epoch;
-        rep->step = t->step;
-        rep->steps = t->steps;
-        rep->global_step = t->global_step;
+    case PH_SYNC:
         t->phase = PH_STEP;
-        return TR_TRAIN_SYNC;
-    }
+        return report_at(t, rep, TR_TRAIN_SYNC);
     case PH_EPOCH_BN:
         return evaluate(t);
     case PH_EPOCH_SUMS:

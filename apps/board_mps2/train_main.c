@@ -13,6 +13,8 @@
  * the test set, summed over the ring), and with --debug-param-hash every
  * step's loss bits and parameter hash and the final hashes. Exits 0, or 1
  * after a line saying what failed. */
+#include <string.h>
+
 #include "tinyring.h"
 #include "board.h"
 #include "board_cfg.h"
@@ -47,12 +49,9 @@ static uint64_t clock_us(void *ctx)
 
 static uint32_t float_bits(float f)
 {
-    union {
-        float    f;
-        uint32_t u;
-    } v;
-    v.f = f;
-    return v.u;
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
 }
 
 static void print_hash(const char *fmt_head, uint64_t step, const float *v, size_t n)
