@@ -128,7 +128,8 @@ static int layout(struct tr_train *t, const struct tr_train_config *c, struct tr
     struct tr_comm_config cc;
     size_t model_bytes, scratch_bytes, sb = sample_bytes_of(&c->model);
     void *model_mem, *scratch;
-    uint32_t *perm, *idx;
+    void *perm;
+    uint32_t *idx;
     uint8_t *pixels, *labels;
     float *x, *lut;
     int rc;
@@ -139,7 +140,7 @@ static int layout(struct tr_train *t, const struct tr_train_config *c, struct tr
     scratch_bytes = tr_comm_scratch_size(&cc);
     model_mem = tr_arena_alloc(a, model_bytes);
     scratch = tr_arena_alloc(a, scratch_bytes);
-    perm = (uint32_t *)tr_arena_alloc(a, (size_t)c->n_train * sizeof(uint32_t));
+    perm = tr_arena_alloc(a, (size_t)c->n_train * tr_sampler_width(c->n_train));
     idx = (uint32_t *)tr_arena_alloc(a, (size_t)c->batch * sizeof(uint32_t));
     pixels = (uint8_t *)tr_arena_alloc(a, (size_t)c->batch * sb);
     labels = (uint8_t *)tr_arena_alloc(a, c->batch);

@@ -24,8 +24,8 @@
  * Memory: one caller-owned arena, sized first (tr_train_arena_size runs the
  * layout code in measure mode, so the size is exactly what init uses):
  * the model (its own size query), the collectives' scratch, the sampler's
- * permutation (4 bytes per training sample), one batch of indices, pixels,
- * labels and model input.
+ * permutation (2 bytes per training sample, 4 beyond 65,536), one batch of
+ * indices, pixels, labels and model input.
  *
  * Driving it: tr_train_begin, then tr_train_next until it returns 0 (done)
  * or a negative tr_err; every positive return is an event the application
@@ -89,9 +89,16 @@
  * done by all ranks consume a prefix of the padded list: s steps of batch B
  * over world W consume s*B*W positions). */
 
+/* A permutation of n is stored in n entries of this many bytes: 2 when
+ * n <= 65536 (MNIST's 60,000: 117 KiB), else 4. */
+unsigned tr_sampler_width(uint32_t n);
+
 /* perm[0..n) = the shuffle of (seed, epoch): Fisher-Yates from the top
  * with tr_rng stream 0x5348554646 + epoch. */
-void tr_sampler_shuffle(uint32_t *perm, uint32_t n, uint64_t seed, uint32_t epoch);
+void tr_sampler_shuffle(void *perm, uint32_t n, uint64_t seed, uint32_t epoch);
+
+/* Entry i of perm. */
+uint32_t tr_sampler_at(const void *perm, uint32_t n, uint32_t i);
 
 /* Samples per rank of a deal: ceil((n - first) / world); 0 if first >= n. */
 uint32_t tr_sampler_shard(uint32_t n, uint32_t first, uint32_t world);
@@ -101,7 +108,7 @@ uint32_t tr_sampler_steps(uint32_t n, uint32_t first, uint32_t world, uint32_t b
 
 /* The samples of step `step` for `rank`: writes up to batch indices into
  * idx and returns how many (0 past the end of the shard). */
-unsigned tr_sampler_batch(const uint32_t *perm, uint32_t n, uint32_t first, uint32_t world,
+unsigned tr_sampler_batch(const void *perm, uint32_t n, uint32_t first, uint32_t world,
                           uint32_t rank, uint32_t batch, uint32_t step, uint32_t *idx);
 
 /* ---- the trainer */
@@ -227,7 +234,8 @@ struct tr_train {
     size_t   sample_bytes;        /* in_c * in_h * in_w */
     size_t   arena_used;          /* bytes of the arena in use */
     /* arena pieces */
-    uint32_t *perm;               /* (n_train) the shuffle of perm_epoch */
+    void     *perm;               /* (n_train) the shuffle of perm_epoch,
+                                   * tr_sampler_width(n_train) bytes an entry */
     uint32_t *idx;                /* (batch) sample indices of one batch */
     uint8_t  *pixels;             /* (batch, sample_bytes) */
     uint8_t  *labels;             /* (batch) */

@@ -65,6 +65,7 @@ static int configure(const struct tr_transport *tp)
     struct tr_train_config c;
     size_t need = 0;
     int e;
+    memset(&c, 0, sizeof c);
     tr_model_desc_convnet(&c.model, BOARD_C1, BOARD_C2, 10);
     c.model.plan = BOARD_PLAN;      /* fast, or lean for a small board (board.mk) */
     c.batch = s.batch;

@@ -35,7 +35,7 @@ static void old_shard(uint32_t n, uint32_t world, uint32_t rank, uint64_t seed, 
 
 static void test_sampler_order(void)
 {
-    static const uint32_t ns[] = { 1, 7, 600, 601, 1000 };
+    static const uint32_t ns[] = { 1, 7, 600, 601, 1000, 65536, 70001 };   /* 2- and 4-byte entries */
     static const uint32_t batches[] = { 1, 7, 100 };
     int diffs = 0, cases = 0, partition_bad = 0;
     for (size_t t = 0; t < sizeof ns / sizeof ns[0]; t++)
@@ -43,14 +43,16 @@ static void test_sampler_order(void)
             for (size_t b = 0; b < 3; b++)
                 for (uint32_t epoch = 0; epoch < 3; epoch += 2) {
                     uint32_t n = ns[t], B = batches[b], shard;
-                    uint32_t *perm = malloc(n * 4), *old = malloc(n * 4), *idx = malloc(n * 4);
+                    uint32_t *old = malloc(n * 4), *idx = malloc(n * 4);
+                    void *perm = malloc((size_t)n * tr_sampler_width(n));
                     uint32_t *seen = calloc(n, 4), *ref = malloc(((n + world) / world + 1) * 4);
                     uint32_t extra = 0;
                     tr_sampler_shuffle(perm, n, 42 + epoch, epoch);
                     for (uint32_t r = 0; r < world; r++) {
                         uint32_t steps = tr_sampler_steps(n, 0, world, B), got = 0;
                         old_shard(n, world, r, 42 + epoch, epoch, old, ref, &shard);
-                        diffs += memcmp(old, perm, n * 4) != 0;
+                        for (uint32_t i = 0; i < n; i++)
+                            diffs += old[i] != tr_sampler_at(perm, n, i);
                         partition_bad += tr_sampler_shard(n, 0, world) != shard ||
                                          steps != (shard + B - 1) / B;
                         for (uint32_t k = 0; k < steps; k++) {
@@ -75,8 +77,9 @@ static void test_sampler_order(void)
                 }
     TH_CHECK(diffs == 0, "sampler: %d indices differ from mnist_ring's order (%d cases)", diffs, cases);
     TH_CHECK(partition_bad == 0, "sampler: %d shard/step/partition violations", partition_bad);
+    TH_CHECK(tr_sampler_width(65536) == 2 && tr_sampler_width(65537) == 4, "entry widths");
     {   /* seeds and epochs change the order */
-        uint32_t a[1000], b[1000];
+        uint16_t a[1000], b[1000];
         tr_sampler_shuffle(a, 1000, 1, 0);
         tr_sampler_shuffle(b, 1000, 2, 0);
         TH_CHECK(memcmp(a, b, sizeof a) != 0, "sampler: the seed does not change the shuffle");
@@ -93,7 +96,8 @@ static void test_sampler_order(void)
 static void test_sampler_redeal(void)
 {
     enum { N = 601 };
-    uint32_t perm[N], idx[64], pos[N];
+    uint16_t perm[N];
+    uint32_t idx[64], pos[N];
     int bad = 0;
     tr_sampler_shuffle(perm, N, 9, 4);
     for (uint32_t i = 0; i < N; i++)
@@ -451,7 +455,7 @@ static void test_failures(void)
     TH_CHECK(tr_train_next(&r->t, &rep) == TR_TRAIN_START, "start");
     TH_CHECK(tr_train_next(&r->t, &rep) == TR_TRAIN_STEP, "step 1");
     /* the sample at position 3 of step 2 gets label 10: loss refuses it */
-    r->d.bad_label_at = (int)r->t.perm[3 + 8];
+    r->d.bad_label_at = (int)tr_sampler_at(r->t.perm, r->d.n_train, 3 + 8);
     h0 = tr_train_hash(r->t.model.params, r->t.model.n_params);
     rc = tr_train_next(&r->t, &rep);
     TH_CHECK(rc == TR_ERR_INVAL && tr_train_last_fault(&r->t)->what == TR_TRAIN_LOSS &&
