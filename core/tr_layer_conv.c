@@ -258,6 +258,26 @@ static void col2im(float *restrict dx, const float *restrict col, const float *r
         }
 }
 
+/* one full 8 x 8 block: column c of a's block is row c of t's, written
+ * whole (8 independent loads, one contiguous run of stores) */
+static void transpose8(float *restrict t, const float *restrict a, size_t rows, size_t cols)
+{
+    size_t c;
+
+    for (c = 0; c < 8; c++) {
+        const float *ac = a + c;
+        float *tc = t + c * rows;
+        tc[0] = ac[0];
+        tc[1] = ac[cols];
+        tc[2] = ac[2 * cols];
+        tc[3] = ac[3 * cols];
+        tc[4] = ac[4 * cols];
+        tc[5] = ac[5 * cols];
+        tc[6] = ac[6 * cols];
+        tc[7] = ac[7 * cols];
+    }
+}
+
 /* t (cols, rows) = a (rows, cols)^T, in 8 x 8 blocks so both sides stay in
  * a few cache lines */
 static void transpose(float *restrict t, const float *restrict a, size_t rows, size_t cols)
@@ -268,6 +288,10 @@ static void transpose(float *restrict t, const float *restrict a, size_t rows, s
         for (c0 = 0; c0 < cols; c0 += 8) {
             const size_t r1 = r0 + 8 < rows ? r0 + 8 : rows;
             const size_t c1 = c0 + 8 < cols ? c0 + 8 : cols;
+            if (r1 - r0 == 8 && c1 - c0 == 8) {
+                transpose8(t + c0 * rows + r0, a + r0 * cols + c0, rows, cols);
+                continue;
+            }
             for (c = c0; c < c1; c++)
                 for (r = r0; r < r1; r++)
                     t[c * rows + r] = a[r * cols + c];
