@@ -24,6 +24,13 @@
  * Edges take smaller tiles; what is left goes through the reference loop.
  * tr_gemm_set is the same with C overwritten (C = A * B): the accumulators
  * start at +0, so C need not be cleared first.
+ *
+ * tr_gemm_at and tr_gemm_at_set are the same GEMM with A stored transposed
+ * (K, M), for the lean plan's convolution input gradient (w^T dy with w as
+ * it is): c[i][j] = c[i][j] + a[0][i]*b[0][j] + ... + a[k-1][i]*b[k-1][j].
+ * Every tile takes the A layout as a compile-time parameter: row-major A is
+ * walked by one pointer per row, transposed A by one pointer per k step
+ * whose row values are consecutive.
  */
 #include "tr_layer_kernels.h"
 
@@ -53,9 +60,23 @@ void tr_gemm_ref(float *c, const float *a, const float *b, size_t m, size_t n,
         }
 }
 
-/* edges: the reference loop, after zeroing C when it is overwritten */
+void tr_gemm_at_ref(float *c, const float *a, const float *b, size_t m, size_t n,
+                    size_t k, size_t lda, size_t ldb, size_t ldc)
+{
+    size_t i, j, p;
+
+    for (p = 0; p < k; p++)
+        for (i = 0; i < m; i++) {
+            const float av = a[p * lda + i];
+            for (j = 0; j < n; j++)
+                c[i * ldc + j] += av * b[p * ldb + j];
+        }
+}
+
+/* edges: the reference loop (of A's layout at), after zeroing C when it is
+ * overwritten */
 static void gemm_tail(float *c, const float *a, const float *b, size_t m, size_t n,
-                      size_t k, size_t lda, size_t ldb, size_t ldc, int acc)
+                      size_t k, size_t lda, size_t ldb, size_t ldc, int acc, int at)
 {
     size_t i, j;
 
@@ -63,8 +84,14 @@ static void gemm_tail(float *c, const float *a, const float *b, size_t m, size_t
         for (i = 0; i < m; i++)
             for (j = 0; j < n; j++)
                 c[i * ldc + j] = 0.0f;
-    tr_gemm_ref(c, a, b, m, n, k, lda, ldb, ldc);
+    if (at)
+        tr_gemm_at_ref(c, a, b, m, n, k, lda, ldb, ldc);
+    else
+        tr_gemm_ref(c, a, b, m, n, k, lda, ldb, ldc);
 }
+
+/* where row i of a tile starts in A: row-major A (M, K), or A^T (K, M) */
+#define A_ROW(a, i, lda, at) ((at) ? (a) + (i) : (a) + (i) * (lda))
 
 #if defined(TR_GEMM_VEC)
 /* ---- vector-extension tile ---------------------------------------------
@@ -93,12 +120,13 @@ typedef float tr_vf __attribute__((vector_size(TR_VW * 4)));
 typedef float tr_vf4 __attribute__((vector_size(16)));
 #define TR_TILE static inline __attribute__((always_inline))
 
-/* the A row pointers of a tile of mr rows (the unused ones repeat the last) */
+/* the A row pointers of a tile of mr rows (the unused ones repeat the
+ * last), for row-major A; ap walks transposed A one k step (lda) at a time */
 #define VA_ROWS()                                                             \
     const float *a0 = a, *a1 = a0 + (mr > 1 ? lda : 0), *a2 = a1 + (mr > 2 ? lda : 0); \
     const float *a3 = a2 + (mr > 3 ? lda : 0), *a4 = a3 + (mr > 4 ? lda : 0);   \
     const float *a5 = a4 + (mr > 5 ? lda : 0), *a6 = a5 + (mr > 6 ? lda : 0);   \
-    const float *a7 = a6 + (mr > 7 ? lda : 0)
+    const float *a7 = a6 + (mr > 7 ? lda : 0), *ap = a
 /* row i's accumulators xi0, xi1 start at C's values (unaligned) or +0 */
 #define VX_INIT(T, i)                                                         \
     T x##i##0 = {0}, x##i##1 = {0};                                           \
@@ -109,7 +137,7 @@ typedef float tr_vf4 __attribute__((vector_size(16)));
     }
 #define VX_STEP(i)                                                            \
     if (mr > i) {                                                             \
-        const float av = *a##i++;                                             \
+        const float av = at ? ap[i] : *a##i++;                                \
         x##i##0 += av * b0;                                                   \
         if (nv > 1)                                                           \
             x##i##1 += av * b1;                                               \
@@ -120,8 +148,8 @@ typedef float tr_vf4 __attribute__((vector_size(16)));
         if (nv > 1)                                                           \
             __builtin_memcpy(c + i * ldc + sizeof(T) / 4, &x##i##1, sizeof(T)); \
     }
-/* C (mr, nv vectors of type T) += A (mr, k) * B (k, nv vectors); mr and nv
- * are compile-time constants at every call */
+/* C (mr, nv vectors of type T) += A (mr, k) * B (k, nv vectors); mr, nv
+ * and the A layout at are compile-time constants at every call */
 #define VTILE_BODY(T)                                                         \
     VA_ROWS();                                                                \
     size_t p;                                                                 \
@@ -136,44 +164,50 @@ typedef float tr_vf4 __attribute__((vector_size(16)));
         b += ldb;                                                             \
         VX_STEP(0) VX_STEP(1) VX_STEP(2) VX_STEP(3)                           \
         VX_STEP(4) VX_STEP(5) VX_STEP(6) VX_STEP(7)                           \
+        if (at)                                                               \
+            ap += lda;                                                        \
     }                                                                         \
     VX_STORE(T, 0) VX_STORE(T, 1) VX_STORE(T, 2) VX_STORE(T, 3)               \
     VX_STORE(T, 4) VX_STORE(T, 5) VX_STORE(T, 6) VX_STORE(T, 7)
 
 TR_TILE void vtile(float *restrict c, const float *restrict a, const float *restrict b,
                    size_t k, size_t lda, size_t ldb, size_t ldc, int acc, const int mr,
-                   const int nv)
+                   const int nv, const int at)
 {
     VTILE_BODY(tr_vf)
 }
 
 TR_TILE void qtile(float *restrict c, const float *restrict a, const float *restrict b,
                    size_t k, size_t lda, size_t ldb, size_t ldc, int acc, const int mr,
-                   const int nv)
+                   const int nv, const int at)
 {
     VTILE_BODY(tr_vf4)
 }
 
-/* one function per tile kind, specialised for each row count 1..TR_VMR */
-#define TILE_ROWS_FN(name, tile, nv)                                          \
+/* one function per tile kind and A layout, specialised for each row count
+ * 1..TR_VMR */
+#define TILE_ROWS_FN(name, tile, nv, at)                                      \
     static void name(float *c, const float *a, const float *b, size_t mr, size_t k, \
                      size_t lda, size_t ldb, size_t ldc, int acc)             \
     {                                                                         \
         switch (mr) {                                                         \
-        case 8: tile(c, a, b, k, lda, ldb, ldc, acc, 8, nv); break;           \
-        case 7: tile(c, a, b, k, lda, ldb, ldc, acc, 7, nv); break;           \
-        case 6: tile(c, a, b, k, lda, ldb, ldc, acc, 6, nv); break;           \
-        case 5: tile(c, a, b, k, lda, ldb, ldc, acc, 5, nv); break;           \
-        case 4: tile(c, a, b, k, lda, ldb, ldc, acc, 4, nv); break;           \
-        case 3: tile(c, a, b, k, lda, ldb, ldc, acc, 3, nv); break;           \
-        case 2: tile(c, a, b, k, lda, ldb, ldc, acc, 2, nv); break;           \
-        default: tile(c, a, b, k, lda, ldb, ldc, acc, 1, nv); break;          \
+        case 8: tile(c, a, b, k, lda, ldb, ldc, acc, 8, nv, at); break;       \
+        case 7: tile(c, a, b, k, lda, ldb, ldc, acc, 7, nv, at); break;       \
+        case 6: tile(c, a, b, k, lda, ldb, ldc, acc, 6, nv, at); break;       \
+        case 5: tile(c, a, b, k, lda, ldb, ldc, acc, 5, nv, at); break;       \
+        case 4: tile(c, a, b, k, lda, ldb, ldc, acc, 4, nv, at); break;       \
+        case 3: tile(c, a, b, k, lda, ldb, ldc, acc, 3, nv, at); break;       \
+        case 2: tile(c, a, b, k, lda, ldb, ldc, acc, 2, nv, at); break;       \
+        default: tile(c, a, b, k, lda, ldb, ldc, acc, 1, nv, at); break;      \
         }                                                                     \
     }
-TILE_ROWS_FN(tile_2v, vtile, 2)
-TILE_ROWS_FN(tile_1v, vtile, 1)
+TILE_ROWS_FN(tile_2v, vtile, 2, 0)
+TILE_ROWS_FN(tile_1v, vtile, 1, 0)
+TILE_ROWS_FN(tile_2v_at, vtile, 2, 1)
+TILE_ROWS_FN(tile_1v_at, vtile, 1, 1)
 #if TR_VW > 4
-TILE_ROWS_FN(tile_q, qtile, 1)
+TILE_ROWS_FN(tile_q, qtile, 1, 0)
+TILE_ROWS_FN(tile_q_at, qtile, 1, 1)
 #endif
 
 /* the next row block of the left rows: at most TR_VMR, as even as possible */
@@ -182,33 +216,38 @@ static size_t block_rows(size_t left)
     return left / ((left + TR_VMR - 1) / TR_VMR);
 }
 
-static void gemm(float *c, const float *a, const float *b, size_t m, size_t n,
-                 size_t k, size_t lda, size_t ldb, size_t ldc, int acc)
-{
-    size_t i, j = 0, r;
-
-    /* column panels outermost: B (k, panel) is reread by every row block
-     * while it is in the cache */
-    for (; j + 2 * TR_VW <= n; j += 2 * TR_VW)
-        for (i = 0; i < m; i += r) {
-            r = block_rows(m - i);
-            tile_2v(c + i * ldc + j, a + i * lda, b + j, r, k, lda, ldb, ldc, acc);
-        }
-    for (; j + TR_VW <= n; j += TR_VW)
-        for (i = 0; i < m; i += r) {
-            r = block_rows(m - i);
-            tile_1v(c + i * ldc + j, a + i * lda, b + j, r, k, lda, ldb, ldc, acc);
-        }
+/* the driver for A's layout at: column panels outermost (B (k, panel) is
+ * reread by every row block while it is in the cache), row blocks inside */
+#define GEMM_FN(name, at, t2v, t1v, tq)                                       \
+    static void name(float *c, const float *a, const float *b, size_t m, size_t n, \
+                     size_t k, size_t lda, size_t ldb, size_t ldc, int acc)   \
+    {                                                                         \
+        size_t i, j = 0, r;                                                   \
+        for (; j + 2 * TR_VW <= n; j += 2 * TR_VW)                            \
+            for (i = 0; i < m; i += r) {                                      \
+                r = block_rows(m - i);                                        \
+                t2v(c + i * ldc + j, A_ROW(a, i, lda, at), b + j, r, k, lda, ldb, ldc, acc); \
+            }                                                                 \
+        for (; j + TR_VW <= n; j += TR_VW)                                    \
+            for (i = 0; i < m; i += r) {                                      \
+                r = block_rows(m - i);                                        \
+                t1v(c + i * ldc + j, A_ROW(a, i, lda, at), b + j, r, k, lda, ldb, ldc, acc); \
+            }                                                                 \
+        for (; TR_VW > 4 && j + 4 <= n; j += 4)                               \
+            for (i = 0; i < m; i += r) {                                      \
+                r = block_rows(m - i);                                        \
+                tq(c + i * ldc + j, A_ROW(a, i, lda, at), b + j, r, k, lda, ldb, ldc, acc); \
+            }                                                                 \
+        if (j < n)                                                            \
+            gemm_tail(c + j, a, b + j, m, n - j, k, lda, ldb, ldc, acc, at);  \
+    }
 #if TR_VW > 4
-    for (; j + 4 <= n; j += 4)
-        for (i = 0; i < m; i += r) {
-            r = block_rows(m - i);
-            tile_q(c + i * ldc + j, a + i * lda, b + j, r, k, lda, ldb, ldc, acc);
-        }
+GEMM_FN(gemm, 0, tile_2v, tile_1v, tile_q)
+GEMM_FN(gemm_at, 1, tile_2v_at, tile_1v_at, tile_q_at)
+#else
+GEMM_FN(gemm, 0, tile_2v, tile_1v, tile_1v)
+GEMM_FN(gemm_at, 1, tile_2v_at, tile_1v_at, tile_1v_at)
 #endif
-    if (j < n)
-        gemm_tail(c + j, a, b + j, m, n - j, k, lda, ldb, ldc, acc);
-}
 
 #else
 /* ---- scalar FPU tile: Cortex-M4F (FPv4-SP), RISC-V F, 32 float registers
@@ -248,7 +287,7 @@ static void gemm(float *c, const float *a, const float *b, size_t m, size_t n,
 /* one k step of row i: its A value times the B row b0..b3 */
 #define ROW_STEP(i)                                                           \
     if (mr > i) {                                                             \
-        const float av = *a##i++;                                             \
+        const float av = at ? ap[i] : *a##i++;                                \
         c##i##0 += av * b0; c##i##1 += av * b1;                               \
         c##i##2 += av * b2; c##i##3 += av * b3;                               \
     }
@@ -264,18 +303,22 @@ static void gemm(float *c, const float *a, const float *b, size_t m, size_t n,
         const float b0 = b[0], b1 = b[1], b2 = b[2], b3 = b[3];              \
         b += ldb;                                                             \
         ROW_STEP(0) ROW_STEP(1) ROW_STEP(2) ROW_STEP(3) ROW_STEP(4) ROW_STEP(5) \
+        if (at)                                                               \
+            ap += lda;                                                        \
     } while (0)
 
-/* the A row pointers of a tile of mr rows (the unused ones repeat the last) */
+/* the A row pointers of a tile of mr rows (the unused ones repeat the
+ * last), for row-major A; ap walks transposed A one k step (lda) at a time */
 #define A_ROWS()                                                              \
     const float *a0 = a, *a1 = mr > 1 ? a0 + lda : a0, *a2 = mr > 2 ? a1 + lda : a1; \
     const float *a3 = mr > 3 ? a2 + lda : a2, *a4 = mr > 4 ? a3 + lda : a3;   \
-    const float *a5 = mr > 5 ? a4 + lda : a4
+    const float *a5 = mr > 5 ? a4 + lda : a4, *ap = a
 
-/* C (mr, 4) += A (mr, k) * B (k, 4), mr <= 6 a compile-time constant at
- * every call, so the unused rows vanish */
+/* C (mr, 4) += A (mr, k) * B (k, 4), mr <= 6 and A's layout at
+ * compile-time constants at every call, so the unused rows vanish */
 TR_TILE void tile(float *restrict c, const float *restrict a, const float *restrict b,
-                  size_t k, size_t lda, size_t ldb, size_t ldc, int acc, const int mr)
+                  size_t k, size_t lda, size_t ldb, size_t ldc, int acc, const int mr,
+                  const int at)
 {
     A_ROWS();
     size_t p, u;
@@ -306,7 +349,7 @@ TR_TILE void tile(float *restrict c, const float *restrict a, const float *restr
 #define VACC_INIT(i) \
     float32x4_t v##i = acc && mr > i ? vld1q_f32(c + i * ldc) : vdupq_n_f32(0.0f);
 #define VROW_STEP(i) \
-    if (mr > i) v##i = vaddq_f32(v##i, vmulq_n_f32(bv, *a##i++));
+    if (mr > i) v##i = vaddq_f32(v##i, vmulq_n_f32(bv, at ? ap[i] : *a##i++));
 #define VACC_STORE(i) \
     if (mr > i) vst1q_f32(c + i * ldc, v##i);
 
@@ -314,7 +357,8 @@ TR_TILE void tile(float *restrict c, const float *restrict a, const float *restr
  * subnormal (IDC or UFC raised), else 0. FPSCR's IDC and UFC are left as
  * they were found. */
 TR_TILE int tile_mve(float *restrict c, const float *restrict a, const float *restrict b,
-                     size_t k, size_t lda, size_t ldb, size_t ldc, int acc, const int mr)
+                     size_t k, size_t lda, size_t ldb, size_t ldc, int acc, const int mr,
+                     const int at)
 {
     const unsigned fpscr = __builtin_arm_get_fpscr(), mask = FPSCR_IDC | FPSCR_UFC;
     unsigned flushed;
@@ -327,6 +371,8 @@ TR_TILE int tile_mve(float *restrict c, const float *restrict a, const float *re
         const float32x4_t bv = vld1q_f32(b);
         b += ldb;
         VROW_STEP(0) VROW_STEP(1) VROW_STEP(2) VROW_STEP(3) VROW_STEP(4) VROW_STEP(5)
+        if (at)
+            ap += lda;
     }
     flushed = __builtin_arm_get_fpscr();
     __builtin_arm_set_fpscr((flushed & ~mask) | (fpscr & mask));
@@ -338,17 +384,19 @@ TR_TILE int tile_mve(float *restrict c, const float *restrict a, const float *re
 
 /* a tile of mr rows: Helium, or the scalar FPU where Helium flushed */
 TR_TILE void tile_rows(float *restrict c, const float *restrict a, const float *restrict b,
-                       size_t k, size_t lda, size_t ldb, size_t ldc, int acc, const int mr)
+                       size_t k, size_t lda, size_t ldb, size_t ldc, int acc, const int mr,
+                       const int at)
 {
-    if (tile_mve(c, a, b, k, lda, ldb, ldc, acc, mr))
-        tile(c, a, b, k, lda, ldb, ldc, acc, mr);
+    if (tile_mve(c, a, b, k, lda, ldb, ldc, acc, mr, at))
+        tile(c, a, b, k, lda, ldb, ldc, acc, mr, at);
 }
 #else
 /* a tile of mr rows: the scalar FPU */
 TR_TILE void tile_rows(float *restrict c, const float *restrict a, const float *restrict b,
-                       size_t k, size_t lda, size_t ldb, size_t ldc, int acc, const int mr)
+                       size_t k, size_t lda, size_t ldb, size_t ldc, int acc, const int mr,
+                       const int at)
 {
-    tile(c, a, b, k, lda, ldb, ldc, acc, mr);
+    tile(c, a, b, k, lda, ldb, ldc, acc, mr, at);
 }
 #endif
 
@@ -505,9 +553,68 @@ VFP_TILE(tile_vfp5, VFP_CX5, "s12-s31",
 VFP_TILE(tile_vfp4, VFP_CX4, "s12-s27",
          VFP_LOOP2(VFP_B2 VFP_XROWS4(VFP_PROW), VFP_B VFP_XROWS4(VFP_SROW)))
 
-/* rows per block: 5 (the fastest tile), 6 only for exactly 6 */
+/* ---- the same for transposed A (K, M): a k step's values of the tile's
+ * rows are consecutive, so one load-multiple takes them all: the B row
+ * s0-s3, the A values s4-s8, products s9 and s10, accumulators from s12.
+ * One k step per loop turn (two would not fit one assembly string): 5 rows
+ * take 46 instructions per 20 multiply-adds (2.3), 4 rows 38 per 16. */
+#define VFP_TROW(av, x0, x1, x2, x3)                                          \
+    "vmul.f32 s9, " av ", s0\n\t"                                             \
+    "vmul.f32 s10, " av ", s1\n\t"                                            \
+    "vadd.f32 " x0 ", " x0 ", s9\n\t"                                         \
+    "vmul.f32 s9, " av ", s2\n\t"                                             \
+    "vadd.f32 " x1 ", " x1 ", s10\n\t"                                        \
+    "vmul.f32 s10, " av ", s3\n\t"                                            \
+    "vadd.f32 " x2 ", " x2 ", s9\n\t"                                         \
+    "vadd.f32 " x3 ", " x3 ", s10\n\t"
+#define VFP_TSTEP4                                                            \
+    VFP_B "vldmia %[ap], {s4-s7}\n\tadd %[ap], %[ap], %[lda4]\n\t"            \
+    VFP_TROW("s4", "s12", "s13", "s14", "s15")                                \
+    VFP_TROW("s5", "s16", "s17", "s18", "s19")                                \
+    VFP_TROW("s6", "s20", "s21", "s22", "s23")                                \
+    VFP_TROW("s7", "s24", "s25", "s26", "s27")
+#define VFP_TSTEP5                                                            \
+    VFP_B "vldmia %[ap], {s4-s8}\n\tadd %[ap], %[ap], %[lda4]\n\t"            \
+    VFP_TROW("s4", "s12", "s13", "s14", "s15")                                \
+    VFP_TROW("s5", "s16", "s17", "s18", "s19")                                \
+    VFP_TROW("s6", "s20", "s21", "s22", "s23")                                \
+    VFP_TROW("s7", "s24", "s25", "s26", "s27")                                \
+    VFP_TROW("s8", "s28", "s29", "s30", "s31")
+#define VFP_TILE_AT(name, CROWS, ACCS, STEP)                                  \
+    static void name(float *c, const float *a, const float *b, size_t k,     \
+                     size_t lda, size_t ldb, size_t ldc, int acc)            \
+    {                                                                         \
+        const struct { float *c; size_t ldc4; int acc; const float *zero; } args = { \
+            c, ldc * sizeof *c, acc, tr_zero24};                              \
+        const size_t ldb4 = ldb * sizeof *b, lda4 = lda * sizeof *a;          \
+        size_t t, t2;                                                         \
+        __asm__ volatile(                                                     \
+            "ldr %[t], [%[args], #8]\n\t"                                     \
+            "cmp %[t], #0\n\t"                                                \
+            "beq 1f\n\t"                                                      \
+            CROWS("vldmia")                                                   \
+            "b 2f\n"                                                          \
+            "1:\n\t"                                                          \
+            "ldr %[t], [%[args], #12]\n\t"                                    \
+            "vldmia %[t], {" ACCS "}\n"                                       \
+            "2:\n\t"                                                          \
+            VFP_LOOP1(STEP)                                                   \
+            "5:\n\t"                                                          \
+            CROWS("vstmia")                                                   \
+            : [ap] "+r"(a), [b] "+r"(b), [t] "=&r"(t), [t2] "=&r"(t2)         \
+            : [k] "r"(k), [ldb4] "r"(ldb4), [lda4] "r"(lda4), [args] "r"(&args) \
+            : "s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9",     \
+              "s10", "s11", "s12", "s13", "s14", "s15", "s16", "s17", "s18",  \
+              "s19", "s20", "s21", "s22", "s23", "s24", "s25", "s26", "s27",  \
+              "s28", "s29", "s30", "s31", "cc", "memory");                    \
+    }
+VFP_TILE_AT(tile_vfp5_at, VFP_CX5, "s12-s31", VFP_TSTEP5)
+VFP_TILE_AT(tile_vfp4_at, VFP_CX4, "s12-s27", VFP_TSTEP4)
+
+/* rows per block: 5 (the fastest tiles), 6 only for exactly 6 */
 #define TR_MR_BLOCK 5
-/* a block of mr rows (1..6): 4 to 6 in assembly, fewer in C */
+/* a block of mr rows (1..6): 4 to 6 in assembly (4 and 5 for transposed
+ * A), fewer in C */
 static void tile_block(float *c, const float *a, const float *b, size_t mr, size_t k,
                        size_t lda, size_t ldb, size_t ldc, int acc)
 {
@@ -515,26 +622,42 @@ static void tile_block(float *c, const float *a, const float *b, size_t mr, size
     case 6: tile_vfp6(c, a, b, k, lda, ldb, ldc, acc); break;
     case 5: tile_vfp5(c, a, b, k, lda, ldb, ldc, acc); break;
     case 4: tile_vfp4(c, a, b, k, lda, ldb, ldc, acc); break;
-    case 3: tile_rows(c, a, b, k, lda, ldb, ldc, acc, 3); break;
-    case 2: tile_rows(c, a, b, k, lda, ldb, ldc, acc, 2); break;
-    default: tile_rows(c, a, b, k, lda, ldb, ldc, acc, 1); break;
+    case 3: tile_rows(c, a, b, k, lda, ldb, ldc, acc, 3, 0); break;
+    case 2: tile_rows(c, a, b, k, lda, ldb, ldc, acc, 2, 0); break;
+    default: tile_rows(c, a, b, k, lda, ldb, ldc, acc, 1, 0); break;
+    }
+}
+
+static void tile_block_at(float *c, const float *a, const float *b, size_t mr, size_t k,
+                          size_t lda, size_t ldb, size_t ldc, int acc)
+{
+    switch (mr) {
+    case 5: tile_vfp5_at(c, a, b, k, lda, ldb, ldc, acc); break;
+    case 4: tile_vfp4_at(c, a, b, k, lda, ldb, ldc, acc); break;
+    case 6: tile_rows(c, a, b, k, lda, ldb, ldc, acc, 6, 1); break;
+    case 3: tile_rows(c, a, b, k, lda, ldb, ldc, acc, 3, 1); break;
+    case 2: tile_rows(c, a, b, k, lda, ldb, ldc, acc, 2, 1); break;
+    default: tile_rows(c, a, b, k, lda, ldb, ldc, acc, 1, 1); break;
     }
 }
 #else
 #define TR_MR_BLOCK TR_MR
-/* a block of mr rows (1..6) */
-TR_TILE_FN void tile_block(float *c, const float *a, const float *b, size_t mr, size_t k,
-                           size_t lda, size_t ldb, size_t ldc, int acc)
-{
-    switch (mr) {
-    case 6: tile_rows(c, a, b, k, lda, ldb, ldc, acc, 6); break;
-    case 5: tile_rows(c, a, b, k, lda, ldb, ldc, acc, 5); break;
-    case 4: tile_rows(c, a, b, k, lda, ldb, ldc, acc, 4); break;
-    case 3: tile_rows(c, a, b, k, lda, ldb, ldc, acc, 3); break;
-    case 2: tile_rows(c, a, b, k, lda, ldb, ldc, acc, 2); break;
-    default: tile_rows(c, a, b, k, lda, ldb, ldc, acc, 1); break;
+/* a block of mr rows (1..6), for each A layout */
+#define TILE_BLOCK_FN(name, at)                                               \
+    TR_TILE_FN void name(float *c, const float *a, const float *b, size_t mr, size_t k, \
+                         size_t lda, size_t ldb, size_t ldc, int acc)         \
+    {                                                                         \
+        switch (mr) {                                                         \
+        case 6: tile_rows(c, a, b, k, lda, ldb, ldc, acc, 6, at); break;      \
+        case 5: tile_rows(c, a, b, k, lda, ldb, ldc, acc, 5, at); break;      \
+        case 4: tile_rows(c, a, b, k, lda, ldb, ldc, acc, 4, at); break;      \
+        case 3: tile_rows(c, a, b, k, lda, ldb, ldc, acc, 3, at); break;      \
+        case 2: tile_rows(c, a, b, k, lda, ldb, ldc, acc, 2, at); break;      \
+        default: tile_rows(c, a, b, k, lda, ldb, ldc, acc, 1, at); break;     \
+        }                                                                     \
     }
-}
+TILE_BLOCK_FN(tile_block, 0)
+TILE_BLOCK_FN(tile_block_at, 1)
 #endif
 
 /* the next row block of the left rows: as few blocks of at most
@@ -547,22 +670,25 @@ static size_t block_rows(size_t left)
     return left == TR_MR ? TR_MR : (left + nb - 1) / nb;
 }
 
-static void gemm(float *c, const float *a, const float *b, size_t m, size_t n,
-                 size_t k, size_t lda, size_t ldb, size_t ldc, int acc)
-{
-    const size_t nb = n - n % TR_NR;
-    size_t i, j, r;
-
-    /* column strips outermost: the strip of B (k, 4) is reread by every
-     * row block while it is still in the cache, where there is one */
-    for (j = 0; j < nb; j += TR_NR)
-        for (i = 0; i < m; i += r) {
-            r = block_rows(m - i);
-            tile_block(c + i * ldc + j, a + i * lda, b + j, r, k, lda, ldb, ldc, acc);
-        }
-    if (nb < n)
-        gemm_tail(c + nb, a, b + nb, m, n - nb, k, lda, ldb, ldc, acc);
-}
+/* the driver for A's layout at: column strips outermost (the strip of B
+ * (k, 4) is reread by every row block while it is still in the cache,
+ * where there is one), row blocks inside */
+#define GEMM_FN(name, at, block)                                              \
+    static void name(float *c, const float *a, const float *b, size_t m, size_t n, \
+                     size_t k, size_t lda, size_t ldb, size_t ldc, int acc)   \
+    {                                                                         \
+        const size_t nb = n - n % TR_NR;                                      \
+        size_t i, j, r;                                                       \
+        for (j = 0; j < nb; j += TR_NR)                                       \
+            for (i = 0; i < m; i += r) {                                      \
+                r = block_rows(m - i);                                        \
+                block(c + i * ldc + j, A_ROW(a, i, lda, at), b + j, r, k, lda, ldb, ldc, acc); \
+            }                                                                 \
+        if (nb < n)                                                           \
+            gemm_tail(c + nb, a, b + nb, m, n - nb, k, lda, ldb, ldc, acc, at); \
+    }
+GEMM_FN(gemm, 0, tile_block)
+GEMM_FN(gemm_at, 1, tile_block_at)
 #endif
 
 void tr_gemm(float *c, const float *a, const float *b, size_t m, size_t n,
@@ -575,4 +701,16 @@ void tr_gemm_set(float *c, const float *a, const float *b, size_t m, size_t n,
                  size_t k, size_t lda, size_t ldb, size_t ldc)
 {
     gemm(c, a, b, m, n, k, lda, ldb, ldc, 0);
+}
+
+void tr_gemm_at(float *c, const float *a, const float *b, size_t m, size_t n,
+                size_t k, size_t lda, size_t ldb, size_t ldc)
+{
+    gemm_at(c, a, b, m, n, k, lda, ldb, ldc, 1);
+}
+
+void tr_gemm_at_set(float *c, const float *a, const float *b, size_t m, size_t n,
+                    size_t k, size_t lda, size_t ldb, size_t ldc)
+{
+    gemm_at(c, a, b, m, n, k, lda, ldb, ldc, 0);
 }

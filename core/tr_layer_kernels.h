@@ -26,7 +26,7 @@ void tr_gemm_set(float *c, const float *a, const float *b, size_t m, size_t n,
 
 /* C (M, N; ldc) += A^T * B with A stored (K, M; lda): c[i][j] adds
  * a[p][i]*b[p][j] for p ascending, tr_gemm's contract with A transposed
- * (tr_layer_gemm_at.c); _set overwrites C (from +0). */
+ * (tr_kernel_gemm.c); _set overwrites C (from +0). */
 void tr_gemm_at_ref(float *c, const float *a, const float *b, size_t m, size_t n, size_t k,
                     size_t lda, size_t ldb, size_t ldc);
 void tr_gemm_at(float *c, const float *a, const float *b, size_t m, size_t n, size_t k,

@@ -18,11 +18,11 @@ $(SAN_DIR)/test_gemm_plain: test/core/test_gemm_plain.c $(SAN_CORE) $(CORE_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(SAN_CFLAGS) -Itest/core -o $@ $< $(filter-out core/tr_kernel_gemm.c,$(SAN_CORE)) -lm
 
-# includes core/tr_layer_band.c, tr_layer_gemm_at.c and tr_layer_bn.c, plain-C branches
+# includes core/tr_layer_band.c, tr_kernel_gemm.c and tr_layer_bn.c, plain-C branches
 $(SAN_DIR)/test_lean_plain: test/core/test_lean_plain.c $(SAN_CORE) $(CORE_HDRS) test/harness.h
 	@mkdir -p $(dir $@)
 	$(CC) $(SAN_CFLAGS) -Itest/core -o $@ $< \
-	  $(filter-out core/tr_layer_band.c core/tr_layer_gemm_at.c core/tr_layer_bn.c,$(SAN_CORE)) -lm
+	  $(filter-out core/tr_layer_band.c core/tr_kernel_gemm.c core/tr_layer_bn.c,$(SAN_CORE)) -lm
 
 SAN_COMM_SRCS := test/comm/sim_transport.c test/comm/comm_util.c
 $(SAN_DIR)/test_comm $(SAN_DIR)/test_comm_faults $(SAN_DIR)/test_wire: $(SAN_DIR)/%: test/comm/%.c $(SAN_COMM_SRCS) \

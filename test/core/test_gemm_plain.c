@@ -1,5 +1,6 @@
 /* test_gemm_plain: each branch of the GEMM (core/tr_kernel_gemm.c, compiled
- * into this test) against the reference, bitwise: every element must have
+ * into this test), both forms (tr_gemm: A (M, K); tr_gemm_at: A stored
+ * transposed (K, M)), against the reference, bitwise: every element must have
  * the same bits (the layer contract: the same float operations in the same
  * order). Built several times (test/core/core_tests.mk):
  *   - by default (test_gemm_plain): the vector-register macros removed, so
@@ -71,6 +72,27 @@ static void check(size_t m, size_t n, size_t k)
     free(a); free(b); free(c1); free(c2);
 }
 
+/* the same for tr_gemm_at: A stored (K, M) with row stride lda >= m */
+static void check_at(size_t m, size_t n, size_t k)
+{
+    size_t lda = m + 1, ldb = n + 2, ldc = n + 3, i;
+    float *a = malloc(((k ? k : 1) * lda) * 4), *b = malloc(((k ? k : 1) * ldb) * 4);
+    float *c1 = malloc(m * ldc * 4), *c2 = malloc(m * ldc * 4);
+
+    for (i = 0; i < (k ? k : 1) * lda; i++) a[i] = rnd();
+    for (i = 0; i < (k ? k : 1) * ldb; i++) b[i] = rnd();
+    for (i = 0; i < m * ldc; i++) c1[i] = c2[i] = rnd();
+    tr_gemm_at(c1, a, b, m, n, k, lda, ldb, ldc);
+    tr_gemm_at_ref(c2, a, b, m, n, k, lda, ldb, ldc);
+    TH_CHECK(same_bits(c1, c2, m * ldc), BRANCH " gemm_at %zux%zux%zu: bits differ from the reference", m, n, k);
+    for (i = 0; i < m * ldc; i++) { c1[i] = 1e30f; c2[i] = 0.0f; }
+    for (i = 0; i < m * ldc; i++) if (i % ldc >= n) c1[i] = c2[i] = 3.0f;
+    tr_gemm_at_set(c1, a, b, m, n, k, lda, ldb, ldc);
+    tr_gemm_at_ref(c2, a, b, m, n, k, lda, ldb, ldc);
+    TH_CHECK(same_bits(c1, c2, m * ldc), BRANCH " gemm_at_set %zux%zux%zu: bits differ from the reference", m, n, k);
+    free(a); free(b); free(c1); free(c2);
+}
+
 int main(void)
 {
     static const size_t shp[][3] = {
@@ -86,8 +108,15 @@ int main(void)
     for (t = 0; t < sizeof shp / sizeof shp[0]; t++)
         check(shp[t][0], shp[t][1], shp[t][2]);
     for (m = 1; m <= 17; m++)
-        for (j = 0; j < sizeof cols / sizeof cols[0]; j++)
+        for (j = 0; j < sizeof cols / sizeof cols[0]; j++) {
             check(m, cols[j], 2 + m % 5);
+            check_at(m, cols[j], 2 + m % 5);
+        }
+    /* the lean plan's input gradients: dcol (IC*K*K, band) = w^T dy */
+    check_at(400, 8, 32);
+    check_at(25, 8, 16);
+    check_at(100, 8, 8);
+    check_at(13, 5, 0);
     printf("%s: the %s branch\n", TEST_SUITE, BRANCH);
     return th_report(TEST_SUITE);
 }

@@ -2,7 +2,7 @@
  * of the one-plane convolution kernels, of tr_gemm_at and of BatchNorm's
  * lanes16 sums give the bits of the fast kernels, of the reference loop and
  * of the lanes16 definition written out here, on the host:
- * core/tr_layer_band.c, core/tr_layer_gemm_at.c and core/tr_layer_bn.c are
+ * core/tr_layer_band.c, core/tr_kernel_gemm.c and core/tr_layer_bn.c are
  * compiled here with the vector-register macros removed, so their #if
  * takes the portable branch. */
 #undef __AVX512F__
@@ -10,7 +10,7 @@
 #undef __SSE2__
 #undef __ARM_NEON
 #include "../../core/tr_layer_band.c"
-#include "../../core/tr_layer_gemm_at.c"
+#include "../../core/tr_kernel_gemm.c"
 #include "../../core/tr_layer_bn.c"
 #include "harness.h"
 #include "tc_util.h"

@@ -3,9 +3,10 @@
  * whose output the targets must reproduce line for line).
  *
  * With IMAGE_CHECKS (the test image):
- *   - the fast GEMM against the reference, bitwise, on the seed net's and
- *     the narrow net's shapes, odd sizes and operands whose products fall
- *     below the smallest normal float; each result's hash is printed;
+ *   - the fast GEMMs (tr_gemm, and tr_gemm_at with A stored transposed)
+ *     against their references, bitwise, on the seed net's and the narrow
+ *     net's shapes, odd sizes and operands whose products fall below the
+ *     smallest normal float; each result's hash is printed;
  *   - a whole training step of the net with the fast kernels against the
  *     reference kernels (loss and every gradient within a float tolerance).
  * Always: the size query (at build time through the generated
@@ -108,6 +109,12 @@ static const struct shape shapes[] = {
     {1, 1, 1, 0}, {5, 7, 13, 0}, {7, 37, 13, 0}, {11, 9, 2, 0}, {13, 8, 0, 0}, {9, 17, 3, 0},
     {12, 8, 9, -8}, {7, 13, 5, -9}, {6, 4, 300, -8},
 };
+/* tr_gemm_at (A stored transposed): the lean plan's input gradients
+ * (dcol = w^T dy over bands of 8 positions), odd sizes, subnormals */
+static const struct shape shapes_at[] = {
+    {400, 8, 32, 0}, {100, 8, 8, 0}, {25, 8, 16, 0}, {9, 7, 5, 0}, {13, 4, 0, 0},
+    {11, 8, 9, -8}, {5, 4, 40, -9},
+};
 
 static float scaled(struct tr_rng *r, int scale)
 {
@@ -118,10 +125,12 @@ static float scaled(struct tr_rng *r, int scale)
     return v;
 }
 
-static int gemm_check(const struct shape *s, int set)
+/* form 0: tr_gemm, A (M, K); form 1: tr_gemm_at, A stored (K, M) */
+static int gemm_check(const struct shape *s, int set, int form)
 {
-    const size_t m = s->m, n = s->n, k = s->k, lda = k + 1, ldb = n + 2, ldc = n + 3;
-    float *a = (float *)(void *)pool, *b = a + m * lda, *c1 = b + (k ? k : 1) * ldb, *c2 = c1 + m * ldc;
+    const size_t m = s->m, n = s->n, k = s->k, ldb = n + 2, ldc = n + 3;
+    const size_t lda = form ? m + 1 : k + 1, na = form ? (k ? k : 1) * lda : m * lda;
+    float *a = (float *)(void *)pool, *b = a + na, *c1 = b + (k ? k : 1) * ldb, *c2 = c1 + m * ldc;
     struct tr_rng r;
     char buf[96], *p = buf;
     size_t i;
@@ -132,23 +141,25 @@ static int gemm_check(const struct shape *s, int set)
         return 1;
     }
     tr_rng_seed(&r, 11u + m, n * 131u + k);
-    for (i = 0; i < m * lda; i++)
+    for (i = 0; i < na; i++)
         a[i] = scaled(&r, s->scale);
     for (i = 0; i < (k ? k : 1) * ldb; i++)
         b[i] = scaled(&r, s->scale);
     for (i = 0; i < m * ldc; i++)
         c1[i] = c2[i] = set ? (i % ldc < n ? 1e30f : 3.0f) : scaled(&r, 2 * s->scale);
-    if (set) {
+    if (set)
         for (i = 0; i < m * ldc; i++)
             if (i % ldc < n)
                 c2[i] = 0.0f;
-        tr_gemm_set(c1, a, b, m, n, k, lda, ldb, ldc);
+    if (form) {
+        (set ? tr_gemm_at_set : tr_gemm_at)(c1, a, b, m, n, k, lda, ldb, ldc);
+        tr_gemm_at_ref(c2, a, b, m, n, k, lda, ldb, ldc);
     } else {
-        tr_gemm(c1, a, b, m, n, k, lda, ldb, ldc);
+        (set ? tr_gemm_set : tr_gemm)(c1, a, b, m, n, k, lda, ldb, ldc);
+        tr_gemm_ref(c2, a, b, m, n, k, lda, ldb, ldc);
     }
-    tr_gemm_ref(c2, a, b, m, n, k, lda, ldb, ldc);
     ok = __builtin_memcmp(c1, c2, m * ldc * sizeof *c1) == 0;
-    p = put_str(p, set ? "gemm_set " : "gemm ");
+    p = put_str(p, form ? (set ? "gemm_at_set " : "gemm_at ") : (set ? "gemm_set " : "gemm "));
     p = put_u64(p, m);
     p = put_str(p, "x");
     p = put_u64(p, n);
@@ -276,7 +287,9 @@ int img_main(void)
 
 #if IMAGE_CHECKS
     for (i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
-        fails += gemm_check(&shapes[i], 0) + gemm_check(&shapes[i], 1);
+        fails += gemm_check(&shapes[i], 0, 0) + gemm_check(&shapes[i], 1, 0);
+    for (i = 0; i < sizeof shapes_at / sizeof shapes_at[0]; i++)
+        fails += gemm_check(&shapes_at[i], 0, 1) + gemm_check(&shapes_at[i], 1, 1);
 #endif
     tr_model_desc_convnet(&d, IMAGE_C1, IMAGE_C2, 10);
     d.plan = IMAGE_PLAN;
