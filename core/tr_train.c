@@ -835,3 +835,25 @@ int tr_train_next(struct tr_train *t, struct tr_train_report *rep)
             return rc;
     }
 }
+
+/* ---- elastic runs */
+
+int tr_train_request_change(struct tr_train *t)
+{
+    if (!t || !t->cfg.elastic)
+        return TR_ERR_INVAL;
+    t->change_asked = 1;
+    return 0;
+}
+
+int tr_train_reform(struct tr_train *t, int rank, int world, const struct tr_transport *tp,
+                    int source)
+{
+    (void)rank;
+    (void)world;
+    (void)tp;
+    (void)source;
+    if (!t || !t->cfg.elastic)
+        return TR_ERR_INVAL;
+    return TR_ERR_IO;
+}

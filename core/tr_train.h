@@ -37,6 +37,26 @@
  *       if (rc == TR_TRAIN_EPOCH) print rep.train_loss, rep.test_acc ...;
  *   if (rc < 0) report tr_train_last_fault(&t);
  *
+ * An elastic run (cfg.elastic) may change its world at a step boundary:
+ *
+ *   - a collective that fails on a link (peer closed or reset, timeout,
+ *     garbage) returns TR_TRAIN_LOST instead of an error; the state is then
+ *     that of this rank's last completed step (SGD is applied only once the
+ *     whole averaged gradient arrived, a BN average cut half-way is undone,
+ *     an evaluation cut half-way is done again), and a survivor is at most
+ *     one step ahead of another;
+ *   - tr_train_request_change (e.g. a process asks to join) is carried to
+ *     every rank by a one-float sum after the next gradient allreduce; every
+ *     rank then returns TR_TRAIN_CHANGE after that same step;
+ *   - after either, the application finds the new ring (core/tr_elastic.h)
+ *     and calls tr_train_reform(t, rank, world, tp, source): the next
+ *     tr_train_next says hello on the new ring, takes the whole state of
+ *     rank `source` (the one with the most steps done, the lowest rank
+ *     among equals), deals the rest of the epoch out over the new world
+ *     and returns TR_TRAIN_START. A process that joins calls
+ *     tr_train_begin(t, NULL, 0) and then tr_train_reform. The first start
+ *     of an elastic run is the same path with source 0.
+ *
  * tr_train_next waits in the transport's poll (on lwIP NO_SYS=1, the port's
  * poll drives the stack). tr_train_poll is the same without waiting: it
  * returns TR_ERR_AGAIN while a collective waits for the network, and the
@@ -44,15 +64,16 @@
  * for what the collective waits for), before calling it again. Computing a
  * step or an evaluation is one call.
  *
- * State bytes (a checkpoint "TRINGCKP" or a model "TRINGMDL"; version 1;
- * integers and IEEE-754 binary32 little-endian):
+ * State bytes (a checkpoint "TRINGCKP" or a model "TRINGMDL"; version 1,
+ * or version 2 when written by an elastic run; integers and IEEE-754
+ * binary32 little-endian):
  *   off  size  field
  *     0     8  magic
- *     8     4  version (1)
- *    12     4  header bytes (96)
+ *     8     4  version (1 or 2)
+ *    12     4  header bytes (96 for version 1, 112 for version 2)
  *    16     8  configuration hash (tr_train_config_hash)
  *    24     4  model layout hash (tr_model_layout_hash)
- *    28     4  world size
+ *    28     4  world size (version 2: the world when it was written)
  *    32     4  batch per rank
  *    36     4  epoch in progress, 0-based (model: epochs done)
  *    40     4  steps of that epoch done
@@ -62,9 +83,15 @@
  *    64     8  n_params
  *    72     8  n_buffers
  *    80     8  training samples
- *    88     4  flags: bit 0 = momentum present (checkpoints)
+ *    88     4  flags: bit 0 = momentum present (checkpoints); version 2:
+ *              bit 1 = the BN average of this step is still due
  *    92     4  0
- *    96        params f32[n_params] (per layer weight then bias), momentum
+ *   version 2 only: the epoch's current deal (tr_sampler_* above)
+ *    96     4  first position of the deal
+ *   100     4  world the deal is over
+ *   104     4  step of the epoch at which the deal began
+ *   108     4  0
+ *  header      params f32[n_params] (per layer weight then bias), momentum
  *              f32[n_params] (flag bit 0 only), BN buffers f32[n_buffers]
  *   end     4  CRC-32 (zlib's polynomial) of every byte before it
  */
@@ -152,11 +179,19 @@ struct tr_train_config {
     uint64_t job_token;           /* as struct tr_comm_config */
     uint32_t timeout_ms;          /* as struct tr_comm_config; 0 = its default */
     uint32_t segment_bytes;       /* as struct tr_comm_config; 0 = its default */
+    /* 1: the world may change during the run (TR_TRAIN_LOST,
+     * TR_TRAIN_CHANGE, tr_train_reform). The collectives' scratch is then
+     * there for any world up to TR_TRAIN_MAX_WORLD, and the configuration
+     * hash leaves the world out. 0: a fixed world. */
+    int      elastic;
     /* optional: a microsecond clock, to report the time spent in the
      * gradient allreduce (comm_us); NULL = not measured */
     uint64_t (*clock_us)(void *ctx);
     void    *clock_ctx;
 };
+
+/* The largest world of an elastic run. */
+#define TR_TRAIN_MAX_WORLD 64
 
 /* What tr_train_next returned. */
 enum tr_train_event {
@@ -166,10 +201,19 @@ enum tr_train_event {
     TR_TRAIN_STEP  = 2,   /* one step done: n, loss, correct of this rank */
     TR_TRAIN_SYNC  = 3,   /* BN statistics averaged within an epoch (every
                            * sync_every steps): a checkpoint point */
-    TR_TRAIN_EPOCH = 4    /* an epoch ended (or max_steps stopped it:
+    TR_TRAIN_EPOCH = 4,   /* an epoch ended (or max_steps stopped it:
                            * stopped = 1), BN averaged, evaluated; unless
                            * stopped, the state is at the next epoch's start:
                            * a checkpoint point */
+    TR_TRAIN_LOST  = 5,   /* elastic: a collective failed on a link
+                           * (tr_train_last_fault: the peer blamed, what);
+                           * the state is this rank's last completed step;
+                           * returned again until tr_train_reform */
+    TR_TRAIN_CHANGE = 6   /* elastic: a rank asked for a change
+                           * (tr_train_request_change) during the step just
+                           * reported; every rank returns it at the same
+                           * global_step. tr_train_reform, or tr_train_next
+                           * to go on in the same ring */
 };
 
 struct tr_train_report {
@@ -255,7 +299,22 @@ struct tr_train {
     uint32_t correct, seen;
     float    sums[6];             /* test loss, correct, count; train loss, correct, count */
     uint64_t comm_us, t0_us;
-    uint8_t  start_msg[48];       /* what rank 0 broadcasts before the state */
+    uint8_t  start_msg[96];       /* what the source broadcasts before the state */
+    /* the epoch's current deal: sampler position, world, and the step of
+     * the epoch at which it began (0, world, 0: the whole epoch) */
+    uint32_t deal_first;
+    uint32_t deal_world;
+    uint32_t deal_step;
+    int      sync_due;            /* the BN average of this step is due */
+    /* elastic */
+    int      source;              /* rank whose state the (re)start takes */
+    int      holds_state;         /* 1: the state is that of global_step
+                                   * (0: a process that joins, or a rank
+                                   * whose state a failed resync overwrote
+                                   * in part; it must not be a source) */
+    int      change_asked;        /* tr_train_request_change on this rank */
+    float    change_flag;         /* the sum carried after the gradients */
+    float   *bn_copy;             /* (n_buffers) BN buffers before an average */
     struct tr_train_report last;  /* the STEP event being assembled */
     struct tr_train_fault fault;
 };
@@ -270,7 +329,7 @@ int tr_train_arena_size(const struct tr_train_config *cfg, size_t *bytes);
 int tr_train_init(struct tr_train *t, const struct tr_train_config *cfg,
                   void *arena, size_t size);
 
-/* The configuration hash: FNV-1a 64 over world, batch, seed, algorithm,
+/* The configuration hash: FNV-1a 64 over world (0 when elastic), batch, seed, algorithm,
  * training samples and sync_every (u64 each), lr and momentum (float bits)
  * and the model's layout hash, all little-endian. The hello carries
  * (uint32_t)(hash ^ hash >> 32) as its layout field. */
@@ -306,6 +365,22 @@ unsigned tr_train_want(const struct tr_train *t);
  * 0, or a failure of the port's poll (which stops the trainer). */
 int tr_train_wait(struct tr_train *t, uint32_t max_ms);
 
+/* Elastic runs: ask every rank for TR_TRAIN_CHANGE after the next step (the
+ * request travels with that step's collectives). 0, or TR_ERR_INVAL when
+ * not elastic. */
+int tr_train_request_change(struct tr_train *t);
+
+/* Elastic runs, after TR_TRAIN_LOST or TR_TRAIN_CHANGE (or before the first
+ * tr_train_next of a process that joins, after tr_train_begin): bind to a
+ * new ring, this process being `rank` of `world` over tp (NULL when world
+ * is 1), and arm the resync from rank `source`. Nothing moves on the
+ * network until tr_train_next, which returns TR_TRAIN_START once the state
+ * arrived, TR_TRAIN_LOST if the new ring fails too (reform again), or an
+ * error. TR_ERR_INVAL when not elastic, not at such a point, or arguments
+ * out of range (world 1 .. TR_TRAIN_MAX_WORLD). */
+int tr_train_reform(struct tr_train *t, int rank, int world, const struct tr_transport *tp,
+                    int source);
+
 const struct tr_train_fault *tr_train_last_fault(const struct tr_train *t);
 const char *tr_train_what_name(int what);
 
@@ -316,9 +391,12 @@ enum tr_train_state_kind {
     TR_STATE_MODEL      = 1    /* "TRINGMDL": parameters and BN buffers */
 };
 
-#define TR_STATE_VERSION 1u
-#define TR_STATE_HEADER  96u
+#define TR_STATE_VERSION 1u        /* fixed world */
+#define TR_STATE_VERSION2 2u       /* elastic runs */
+#define TR_STATE_HEADER  96u       /* version 1 */
+#define TR_STATE_HEADER2 112u      /* version 2 */
 #define TR_STATE_HAS_MOMENTUM 1u
+#define TR_STATE_SYNC_DUE 2u       /* version 2 only */
 
 /* Why bytes are not a state (tr_train_state_check), for messages. */
 enum tr_state_problem {
@@ -340,6 +418,8 @@ struct tr_train_state_info {
     uint32_t world, batch, epoch, step, sgd_started;
     uint64_t global_step, seed, n_params, n_buffers, n_train;
     uint32_t flags;
+    uint32_t header_len;       /* TR_STATE_HEADER or TR_STATE_HEADER2 */
+    uint32_t deal_first, deal_world, deal_step;   /* version 2; 0, world, 0 in 1 */
     size_t   expect_len;       /* length the header implies (0 if absurd) */
 };
 
@@ -355,8 +435,11 @@ long tr_train_state_save(const struct tr_train *t, int kind, void *buf, size_t l
 int tr_train_state_check(const void *buf, size_t len, struct tr_train_state_info *info);
 
 /* Restore a checkpoint into t: TR_ERR_FORMAT (tr_train_state_check, or a
- * model file, or a position outside the run), TR_ERR_MISMATCH (another
- * configuration hash or model size). Nothing is changed on failure. */
+ * model file, or a position outside the run, or a version 1 state in an
+ * elastic run or the reverse), TR_ERR_MISMATCH (another configuration hash
+ * or model size). An elastic run takes a version 2 state written at any
+ * world; its start deals the rest of the epoch out over the world of the
+ * run. Nothing is changed on failure. */
 int tr_train_state_load(struct tr_train *t, const void *buf, size_t len);
 
 /* FNV-1a 64 over the little-endian bytes of v[0..n) (parameter and BN
