@@ -59,3 +59,15 @@ test-app: $(BUILD)/mnist_ring $(BUILD)/test/app/test_app_units $(BUILD)/test/app
 
 bench-train: $(BUILD)/mnist_ring
 	bash bench/train/bench_train.sh $(BUILD)
+
+# test-elastic: the elastic ring (--elastic): core/tr_elastic's decision and
+# messages, then killed, frozen and restarted ranks over POSIX
+$(BUILD)/test/app/test_elastic_units: test/app/test_elastic_units.c $(BUILD)/libtinyring.a test/harness.h
+	@mkdir -p $(dir $@)
+	$(CC) $(HOST_CFLAGS) -Itest -o $@ $< $(BUILD)/libtinyring.a
+
+.PHONY: test-elastic
+TEST_TARGETS += test-elastic
+test-elastic: $(BUILD)/test/app/test_elastic_units
+	@mkdir -p $(TR_RESULTS)
+	$(BUILD)/test/app/test_elastic_units

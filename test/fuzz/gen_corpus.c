@@ -10,6 +10,7 @@
 
 #include "fuzz_train.h"
 #include "tr_comm.h"
+#include "tr_elastic.h"
 #include "tr_link.h"
 #include "tr_posix_int.h"
 #include "tr_util.h"
@@ -219,6 +220,53 @@ static void seeds_lwip(void)
     lwip_seed("short-hello", 0, 0, 0, 0);
 }
 
+/* ---- elastic: mode 0 = one membership message, 1 = a decision --------- */
+static void elastic_msg(const char *name, const struct tr_el_msg *m, size_t cut)
+{
+    static uint8_t b[1 + TR_EL_MAX_BYTES];
+    size_t n = tr_el_encode(m, b + 1, sizeof b - 1);
+    b[0] = 0;
+    put("elastic", name, b, 1 + n - cut);
+}
+
+static void seeds_elastic(void)
+{
+    static struct tr_el_msg m;
+    /* a decision: 4 ranks, min 2, JOINs of ranks 0, 1, 3 (steps 5, 5, 6) */
+    static const uint8_t decide[] = { 1, 4, 2, 3, 7, 0,0,5,1,0, 1,0,5,2,0, 3,0,6,3,0 };
+    static const uint8_t joiner[] = { 1, 3, 3, 3, 1, 0,0,9,0,0, 2,0,9,2,0, 1,1,0,4,0 };
+    memset(&m, 0, sizeof m);
+    m.type = TR_EL_JOIN;
+    m.token = 0x5eedull;
+    m.epoch = 2;
+    m.join.rank = 3;
+    m.join.step = 41;
+    m.join.addr = 0x0100007fu;
+    m.join.port = 7003;
+    elastic_msg("join", &m, 0);
+    m.join.flags = TR_EL_JOINER;
+    m.epoch = TR_EL_ANY_EPOCH;
+    elastic_msg("join-restarted", &m, 0);
+    elastic_msg("join-short", &m, 5);
+    m.type = TR_EL_REPLY;
+    m.answer = TR_EL_EXCLUDED;
+    elastic_msg("reply", &m, 0);
+    m.type = TR_EL_ABORT;
+    m.abort.reason = TR_EL_BELOW_MIN;
+    m.abort.joined = 1;
+    m.abort.previous = 3;
+    m.abort.min_ranks = 2;
+    m.abort.step = 12;
+    elastic_msg("abort", &m, 0);
+    m.type = TR_EL_VIEW;
+    tr_el_view_initial(&m.view, 5, NULL, NULL);
+    m.view.epoch = 3;
+    m.view.source = 2;
+    elastic_msg("view", &m, 0);
+    put("elastic", "decide", decide, sizeof decide);
+    put("elastic", "decide-joiner", joiner, sizeof joiner);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -233,5 +281,6 @@ int main(int argc, char **argv)
     seeds_rdv();
     seeds_ring();
     seeds_lwip();
+    seeds_elastic();
     return 0;
 }

@@ -1,0 +1,313 @@
+/* tinyring: the elastic ring's membership messages and the coordinator's
+ * decision (see tr_elastic.h). */
+#include "tr_elastic.h"
+
+#include "tr_error.h"
+#include "tr_util.h"
+
+static const uint8_t magic[4] = { 'T', 'R', 'E', '1' };
+
+/* ---- encoding ----------------------------------------------------------- */
+
+static uint32_t body_bytes(const struct tr_el_msg *m)
+{
+    switch (m->type) {
+    case TR_EL_JOIN:  return TR_EL_JOIN_BYTES;
+    case TR_EL_REPLY: return TR_EL_REPLY_BYTES;
+    case TR_EL_ABORT: return TR_EL_ABORT_BYTES;
+    case TR_EL_VIEW:
+        if (m->view.n < 1 || m->view.n > TR_EL_MAX_MEMBERS)
+            return 0;
+        return TR_EL_VIEW_BYTES(m->view.n);
+    default:          return 0;
+    }
+}
+
+size_t tr_el_size(const struct tr_el_msg *m)
+{
+    uint32_t b = body_bytes(m);
+    return b ? TR_EL_HEAD_BYTES + b : 0;
+}
+
+/* 4 address bytes as they are in memory (already network order). */
+static void put_addr(uint8_t *p, uint32_t a)
+{
+    const uint8_t *s = (const uint8_t *)&a;
+    p[0] = s[0]; p[1] = s[1]; p[2] = s[2]; p[3] = s[3];
+}
+
+static uint32_t get_addr(const uint8_t *p)
+{
+    uint32_t a;
+    uint8_t *d = (uint8_t *)&a;
+    d[0] = p[0]; d[1] = p[1]; d[2] = p[2]; d[3] = p[3];
+    return a;
+}
+
+static void put_body(const struct tr_el_msg *m, uint8_t *b)
+{
+    uint32_t i;
+    switch (m->type) {
+    case TR_EL_JOIN:
+        tr_put_le32(b, m->join.rank);
+        tr_put_le32(b + 4, m->join.flags);
+        tr_put_le64(b + 8, m->join.step);
+        put_addr(b + 16, m->join.addr);
+        tr_put_le16(b + 20, m->join.port);
+        tr_put_le16(b + 22, 0);
+        break;
+    case TR_EL_REPLY:
+        tr_put_le32(b, m->answer);
+        tr_put_le32(b + 4, m->coord);
+        break;
+    case TR_EL_ABORT:
+        tr_put_le32(b, m->abort.reason);
+        tr_put_le32(b + 4, m->abort.joined);
+        tr_put_le32(b + 8, m->abort.previous);
+        tr_put_le32(b + 12, m->abort.min_ranks);
+        tr_put_le64(b + 16, m->abort.step);
+        tr_put_le32(b + 24, m->abort.source);
+        tr_put_le32(b + 28, 0);
+        break;
+    default:   /* TR_EL_VIEW */
+        tr_put_le32(b, m->view.n);
+        tr_put_le32(b + 4, m->view.source);
+        tr_put_le64(b + 8, m->view.step);
+        for (i = 0; i < m->view.n; i++) {
+            uint8_t *e = b + 16 + 12 * i;
+            tr_put_le32(e, m->view.m[i].rank);
+            put_addr(e + 4, m->view.m[i].addr);
+            tr_put_le16(e + 8, m->view.m[i].port);
+            tr_put_le16(e + 10, 0);
+        }
+        break;
+    }
+}
+
+size_t tr_el_encode(const struct tr_el_msg *m, uint8_t *out, size_t cap)
+{
+    uint32_t b = body_bytes(m);
+    if (!b || cap < TR_EL_HEAD_BYTES + b)
+        return 0;
+    out[0] = magic[0]; out[1] = magic[1]; out[2] = magic[2]; out[3] = magic[3];
+    tr_put_le16(out + 4, TR_EL_VERSION);
+    tr_put_le16(out + 6, (uint16_t)m->type);
+    tr_put_le64(out + 8, m->token);
+    tr_put_le32(out + 16, m->type == TR_EL_VIEW ? m->view.epoch : m->epoch);
+    tr_put_le32(out + 20, b);
+    put_body(m, out + TR_EL_HEAD_BYTES);
+    return TR_EL_HEAD_BYTES + b;
+}
+
+/* ---- decoding ----------------------------------------------------------- */
+
+int tr_el_prefix_ok(const uint8_t *in, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n && i < 4; i++)
+        if (in[i] != magic[i])
+            return 0;
+    return 1;
+}
+
+int tr_el_head_total(const uint8_t *in, size_t *total)
+{
+    uint32_t type, b;
+    if (!tr_el_prefix_ok(in, 4) || tr_get_le16(in + 4) != TR_EL_VERSION)
+        return TR_ERR_PROTO;
+    type = tr_get_le16(in + 6);
+    b = tr_get_le32(in + 20);
+    switch (type) {
+    case TR_EL_JOIN:  if (b != TR_EL_JOIN_BYTES) return TR_ERR_PROTO; break;
+    case TR_EL_REPLY: if (b != TR_EL_REPLY_BYTES) return TR_ERR_PROTO; break;
+    case TR_EL_ABORT: if (b != TR_EL_ABORT_BYTES) return TR_ERR_PROTO; break;
+    case TR_EL_VIEW:
+        if (b < TR_EL_VIEW_BYTES(1) || b > TR_EL_VIEW_BYTES(TR_EL_MAX_MEMBERS) ||
+            (b - 16u) % 12u != 0)
+            return TR_ERR_PROTO;
+        break;
+    default:
+        return TR_ERR_PROTO;
+    }
+    *total = TR_EL_HEAD_BYTES + b;
+    return 0;
+}
+
+static int get_view(const uint8_t *b, uint32_t len, struct tr_el_view *v)
+{
+    uint32_t i;
+    v->n = tr_get_le32(b);
+    v->source = tr_get_le32(b + 4);
+    v->step = tr_get_le64(b + 8);
+    if (v->n < 1 || v->n > TR_EL_MAX_MEMBERS || len != TR_EL_VIEW_BYTES(v->n) ||
+        v->source >= v->n)
+        return TR_ERR_PROTO;
+    for (i = 0; i < v->n; i++) {
+        const uint8_t *e = b + 16 + 12 * i;
+        v->m[i].rank = tr_get_le32(e);
+        v->m[i].addr = get_addr(e + 4);
+        v->m[i].port = tr_get_le16(e + 8);
+        if (tr_get_le16(e + 10) != 0 || (i > 0 && v->m[i].rank <= v->m[i - 1].rank))
+            return TR_ERR_PROTO;
+    }
+    return 0;
+}
+
+static int get_body(const uint8_t *b, uint32_t len, struct tr_el_msg *m)
+{
+    switch (m->type) {
+    case TR_EL_JOIN:
+        m->join.rank = tr_get_le32(b);
+        m->join.flags = tr_get_le32(b + 4);
+        m->join.step = tr_get_le64(b + 8);
+        m->join.addr = get_addr(b + 16);
+        m->join.port = tr_get_le16(b + 20);
+        return (m->join.flags & ~TR_EL_JOINER) || tr_get_le16(b + 22) ? TR_ERR_PROTO : 0;
+    case TR_EL_REPLY:
+        m->answer = tr_get_le32(b);
+        m->coord = tr_get_le32(b + 4);
+        return m->answer > TR_EL_STALE ? TR_ERR_PROTO : 0;
+    case TR_EL_ABORT:
+        m->abort.reason = tr_get_le32(b);
+        m->abort.joined = tr_get_le32(b + 4);
+        m->abort.previous = tr_get_le32(b + 8);
+        m->abort.min_ranks = tr_get_le32(b + 12);
+        m->abort.step = tr_get_le64(b + 16);
+        m->abort.source = tr_get_le32(b + 24);
+        return (m->abort.reason != TR_EL_NO_MAJORITY && m->abort.reason != TR_EL_BELOW_MIN) ||
+               tr_get_le32(b + 28) ? TR_ERR_PROTO : 0;
+    default:
+        m->view.epoch = m->epoch;
+        return get_view(b, len, &m->view);
+    }
+}
+
+int tr_el_decode(const uint8_t *in, size_t n, struct tr_el_msg *m)
+{
+    size_t total;
+    if (n < TR_EL_HEAD_BYTES || tr_el_head_total(in, &total) < 0 || total != n)
+        return TR_ERR_PROTO;
+    m->type = tr_get_le16(in + 6);
+    m->token = tr_get_le64(in + 8);
+    m->epoch = tr_get_le32(in + 16);
+    return get_body(in + TR_EL_HEAD_BYTES, (uint32_t)(n - TR_EL_HEAD_BYTES), m);
+}
+
+/* ---- views and the decision --------------------------------------------- */
+
+int tr_el_view_initial(struct tr_el_view *v, uint32_t world, const uint32_t *addr,
+                       const uint16_t *port)
+{
+    uint32_t i;
+    if (world < 1 || world > TR_EL_MAX_MEMBERS)
+        return TR_ERR_INVAL;
+    v->epoch = 0;
+    v->n = world;
+    v->source = 0;
+    v->step = 0;
+    for (i = 0; i < world; i++) {
+        v->m[i].rank = i;
+        v->m[i].addr = addr ? addr[i] : 0;
+        v->m[i].port = port ? port[i] : 0;
+    }
+    return 0;
+}
+
+int tr_el_view_index(const struct tr_el_view *v, uint32_t rank)
+{
+    uint32_t i;
+    for (i = 0; i < v->n; i++)
+        if (v->m[i].rank == rank)
+            return (int)i;
+    return -1;
+}
+
+/* Checks joined[] against the rules of tr_el_decide; counts the previous
+ * members among them and picks the latest state. */
+static int tally(const struct tr_el_view *prev, const struct tr_el_join *joined, unsigned n,
+                 unsigned *members, int *lowest_in, struct tr_el_abort *why)
+{
+    unsigned i, k;
+    *members = 0;
+    *lowest_in = 0;
+    why->step = 0;
+    why->source = TR_EL_NO_RANK;
+    if (n > TR_EL_MAX_MEMBERS)
+        return TR_ERR_INVAL;
+    for (i = 0; i < n; i++) {
+        const struct tr_el_join *j = &joined[i];
+        int in_prev = tr_el_view_index(prev, j->rank) >= 0;
+        for (k = 0; k < i; k++)
+            if (joined[k].rank == j->rank)
+                return TR_ERR_INVAL;
+        if (in_prev == ((j->flags & TR_EL_JOINER) != 0))
+            return TR_ERR_INVAL;     /* a joiner that is a member, or a stranger */
+        if (!in_prev)
+            continue;
+        (*members)++;
+        if (j->rank == prev->m[0].rank)
+            *lowest_in = 1;
+        if (why->source == TR_EL_NO_RANK || j->step > why->step ||
+            (j->step == why->step && j->rank < why->source)) {
+            why->step = j->step;
+            why->source = j->rank;
+        }
+    }
+    return 0;
+}
+
+/* next: every JOIN in ascending rank (insertion sort: n is small). */
+static void form(const struct tr_el_view *prev, const struct tr_el_join *joined, unsigned n,
+                 uint32_t source_rank, struct tr_el_view *next)
+{
+    unsigned i, k;
+    next->epoch = prev->epoch + 1;
+    next->n = 0;
+    for (i = 0; i < n; i++) {
+        struct tr_el_member e;
+        e.rank = joined[i].rank;
+        e.addr = joined[i].addr;
+        e.port = joined[i].port;
+        for (k = next->n; k > 0 && next->m[k - 1].rank > e.rank; k--)
+            next->m[k] = next->m[k - 1];
+        next->m[k] = e;
+        next->n++;
+    }
+    next->source = (uint32_t)tr_el_view_index(next, source_rank);
+}
+
+int tr_el_decide(const struct tr_el_view *prev, const struct tr_el_join *joined, unsigned n,
+                 unsigned min_ranks, struct tr_el_view *next, struct tr_el_abort *why)
+{
+    unsigned members;
+    int lowest_in, rc = tally(prev, joined, n, &members, &lowest_in, why);
+    if (rc < 0)
+        return rc;
+    why->joined = members;
+    why->previous = prev->n;
+    why->min_ranks = min_ranks;
+    if (!(2u * members > prev->n || (2u * members == prev->n && lowest_in))) {
+        why->reason = TR_EL_NO_MAJORITY;
+        return TR_EL_NO_MAJORITY;
+    }
+    if (n < min_ranks) {
+        why->reason = TR_EL_BELOW_MIN;
+        return TR_EL_BELOW_MIN;
+    }
+    form(prev, joined, n, why->source, next);
+    next->step = why->step;
+    why->reason = TR_EL_GO;
+    return TR_EL_GO;
+}
+
+uint64_t tr_el_link_token(uint64_t token, uint32_t epoch)
+{
+    uint8_t b[12];
+    uint64_t h;
+    if (epoch == 0)
+        return token;
+    tr_put_le64(b, token);
+    tr_put_le32(b + 8, epoch);
+    h = tr_fnv1a64(TR_FNV64_INIT, b, sizeof b);
+    return h ? h : 1;
+}
