@@ -306,6 +306,19 @@ int tr_model_arena_size(const struct tr_model_desc *d, unsigned batch, size_t *b
     return 0;
 }
 
+int tr_model_counts(const struct tr_model_desc *d, size_t *n_params, size_t *n_buffers)
+{
+    struct tr_model tmp;
+    int err = resolve(&tmp, d);
+    if (err)
+        return TR_ERR_INVAL;
+    if (n_params)
+        *n_params = tmp.n_params;
+    if (n_buffers)
+        *n_buffers = tmp.n_buffers;
+    return 0;
+}
+
 int tr_model_init(struct tr_model *m, const struct tr_model_desc *d, unsigned batch,
                   void *arena, size_t arena_size)
 {

@@ -144,6 +144,10 @@ struct tr_model {
  * Returns 0 and sets *bytes, or TR_ERR_INVAL for a bad description. */
 int tr_model_arena_size(const struct tr_model_desc *d, unsigned batch, size_t *bytes);
 
+/* The floats of parameters and of buffers a model of d has, before any
+ * arena exists. Returns 0 or TR_ERR_INVAL for a bad description. */
+int tr_model_counts(const struct tr_model_desc *d, size_t *n_params, size_t *n_buffers);
+
 /* Lay the model out in arena[0..arena_size) (TR_ARENA_ALIGN-aligned).
  * TR_ERR_NOMEM if it is too small, TR_ERR_INVAL for a bad description.
  * Parameters are zero until tr_model_init_params. Momentum is zeroed. */

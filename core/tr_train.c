@@ -5,29 +5,11 @@
  * happens at a collective's end, so the non-blocking form needs nothing
  * beyond tr_comm_progress and the blocking form only adds the transport's
  * poll between calls. */
-#include "tr_train.h"
+#include "tr_train_internal.h"
 
 #include "tr_arena.h"
 #include "tr_error.h"
 #include "tr_util.h"
-
-enum phase {
-    PH_IDLE = 0,       /* initialised, not begun */
-    PH_HELLO,          /* hello exchange (configuration hash) */
-    PH_START_BCAST,    /* rank 0's start record */
-    PH_PARAM_BCAST,
-    PH_MOMENTUM_BCAST,
-    PH_BUFFER_BCAST,
-    PH_STEP,           /* next: decide, then compute a step */
-    PH_GRADS,          /* gradient allreduce */
-    PH_SYNC_GO,        /* start the within-epoch BN average */
-    PH_SYNC,
-    PH_EPOCH_GO,       /* start the end-of-epoch BN average */
-    PH_EPOCH_BN,
-    PH_EPOCH_SUMS,     /* evaluation and training sums over the ring */
-    PH_DONE,
-    PH_FAILED
-};
 
 #define START_BYTES 48u
 
@@ -111,7 +93,7 @@ static int config_check(const struct tr_train_config *c)
     return 0;
 }
 
-static void comm_config(const struct tr_train_config *c, struct tr_comm_config *cc)
+void tr_train_int_comm_config(const struct tr_train_config *c, struct tr_comm_config *cc)
 {
     cc->rank = c->rank;
     cc->world = c->world;
@@ -126,17 +108,20 @@ static void comm_config(const struct tr_train_config *c, struct tr_comm_config *
 static int layout(struct tr_train *t, const struct tr_train_config *c, struct tr_arena *a)
 {
     struct tr_comm_config cc;
-    size_t model_bytes, scratch_bytes, sb = sample_bytes_of(&c->model);
+    size_t model_bytes, scratch_bytes, n_buffers, sb = sample_bytes_of(&c->model);
     void *model_mem, *scratch;
     void *perm;
     uint32_t *idx;
     uint8_t *pixels, *labels;
-    float *x, *lut;
+    float *x, *lut, *bn_copy;
     int rc;
 
-    if ((rc = tr_model_arena_size(&c->model, c->batch, &model_bytes)) < 0)
+    if ((rc = tr_model_arena_size(&c->model, c->batch, &model_bytes)) < 0 ||
+        (rc = tr_model_counts(&c->model, 0, &n_buffers)) < 0)
         return rc;
-    comm_config(c, &cc);
+    tr_train_int_comm_config(c, &cc);
+    if (c->elastic)
+        cc.world = TR_TRAIN_MAX_WORLD;   /* scratch for any world a reform makes */
     scratch_bytes = tr_comm_scratch_size(&cc);
     model_mem = tr_arena_alloc(a, model_bytes);
     scratch = tr_arena_alloc(a, scratch_bytes);
@@ -146,6 +131,7 @@ static int layout(struct tr_train *t, const struct tr_train_config *c, struct tr
     labels = (uint8_t *)tr_arena_alloc(a, c->batch);
     x = tr_arena_floats(a, (size_t)c->batch * sb);
     lut = tr_arena_floats(a, 256);
+    bn_copy = c->elastic ? tr_arena_floats(a, n_buffers) : 0;
     if (a->err)
         return a->err;
     if (!a->base)
@@ -158,7 +144,10 @@ static int layout(struct tr_train *t, const struct tr_train_config *c, struct tr
     t->labels = labels;
     t->x = x;
     t->lut = lut;
+    t->bn_copy = bn_copy;
     t->arena_used = a->used;
+    t->comm_scratch = scratch;
+    t->comm_scratch_bytes = scratch_bytes;
     if (c->world > 1) {
         t->config_hash = tr_train_config_hash(t);
         cc.layout_hash = (uint32_t)(t->config_hash ^ (t->config_hash >> 32));
@@ -203,18 +192,29 @@ int tr_train_init(struct tr_train *t, const struct tr_train_config *cfg, void *a
     tr_sgd_init(&t->sgd);
     t->sgd.lr = cfg->lr;
     t->sgd.momentum = cfg->momentum;
-    t->steps = tr_sampler_steps(cfg->n_train, 0, (uint32_t)cfg->world, cfg->batch);
+    t->deal_first = 0;
+    t->deal_world = (uint32_t)cfg->world;
+    t->deal_step = 0;
+    t->steps = tr_train_int_steps(t);
     t->perm_epoch = UINT32_MAX;
     t->fault.rank = -1;
     t->phase = PH_IDLE;
     return 0;
 }
 
+/* Steps of the epoch in progress: those before its current deal began and
+ * the deal's own. */
+uint32_t tr_train_int_steps(const struct tr_train *t)
+{
+    return t->deal_step + tr_sampler_steps(t->cfg.n_train, t->deal_first, t->deal_world,
+                                           t->cfg.batch);
+}
+
 uint64_t tr_train_config_hash(const struct tr_train *t)
 {
     const struct tr_train_config *c = &t->cfg;
     uint64_t h = TR_FNV64_INIT;
-    h = fnv64_u64(h, (uint64_t)c->world);
+    h = fnv64_u64(h, c->elastic ? 0u : (uint64_t)c->world);
     h = fnv64_u64(h, c->batch);
     h = fnv64_u64(h, c->seed);
     h = fnv64_u64(h, (uint64_t)c->algo);
@@ -239,14 +239,21 @@ static int same8(const uint8_t *a, const uint8_t *b)
     return 1;
 }
 
-static size_t state_bytes(uint64_t n_params, uint64_t n_buffers, int momentum)
+static size_t state_bytes(size_t header, uint64_t n_params, uint64_t n_buffers, int momentum)
 {
-    return TR_STATE_HEADER + 4u * (size_t)(n_params * (momentum ? 2u : 1u) + n_buffers) + 4u;
+    return header + 4u * (size_t)(n_params * (momentum ? 2u : 1u) + n_buffers) + 4u;
+}
+
+/* An elastic run writes version 2 (the epoch's deal), a fixed world 1. */
+static size_t header_of(const struct tr_train *t)
+{
+    return t->cfg.elastic ? TR_STATE_HEADER2 : TR_STATE_HEADER;
 }
 
 size_t tr_train_state_size(const struct tr_train *t, int kind)
 {
-    return state_bytes(t->model.n_params, t->model.n_buffers, kind == TR_STATE_CHECKPOINT);
+    return state_bytes(header_of(t), t->model.n_params, t->model.n_buffers,
+                       kind == TR_STATE_CHECKPOINT);
 }
 
 static uint8_t *put_floats(uint8_t *p, const float *f, size_t n)
@@ -269,19 +276,20 @@ long tr_train_state_save(const struct tr_train *t, int kind, void *buf, size_t l
 {
     const struct tr_model *m = &t->model;
     int ckpt = kind == TR_STATE_CHECKPOINT;
-    size_t need = tr_train_state_size(t, kind), i;
+    size_t need = tr_train_state_size(t, kind), head = header_of(t), i;
+    uint32_t flags = ckpt ? TR_STATE_HAS_MOMENTUM : 0u;
     uint8_t *b = (uint8_t *)buf, *p;
 
     if (kind != TR_STATE_CHECKPOINT && kind != TR_STATE_MODEL)
         return TR_ERR_INVAL;
     if (!buf || len < need)
         return TR_ERR_NOMEM;
-    for (i = 0; i < TR_STATE_HEADER; i++)
+    for (i = 0; i < head; i++)
         b[i] = 0;
     for (i = 0; i < 8; i++)
         b[i] = ckpt ? magic_ckpt[i] : magic_model[i];
-    tr_put_le32(b + 8, TR_STATE_VERSION);
-    tr_put_le32(b + 12, TR_STATE_HEADER);
+    tr_put_le32(b + 8, t->cfg.elastic ? TR_STATE_VERSION2 : TR_STATE_VERSION);
+    tr_put_le32(b + 12, (uint32_t)head);
     tr_put_le64(b + 16, t->config_hash);
     tr_put_le32(b + 24, tr_model_layout_hash(m));
     tr_put_le32(b + 28, (uint32_t)t->cfg.world);
@@ -294,13 +302,44 @@ long tr_train_state_save(const struct tr_train *t, int kind, void *buf, size_t l
     tr_put_le64(b + 64, m->n_params);
     tr_put_le64(b + 72, m->n_buffers);
     tr_put_le64(b + 80, t->cfg.n_train);
-    tr_put_le32(b + 88, ckpt ? TR_STATE_HAS_MOMENTUM : 0u);
-    p = put_floats(b + TR_STATE_HEADER, m->params, m->n_params);
+    if (t->cfg.elastic) {
+        if (t->sync_due)
+            flags |= TR_STATE_SYNC_DUE;
+        tr_put_le32(b + 96, t->deal_first);
+        tr_put_le32(b + 100, t->deal_world);
+        tr_put_le32(b + 104, t->deal_step);
+    }
+    tr_put_le32(b + 88, flags);
+    p = put_floats(b + head, m->params, m->n_params);
     if (ckpt)
         p = put_floats(p, m->momentum, m->n_params);
-    p = put_floats(p, m->buffers, m->n_buffers);
+    /* after TR_TRAIN_LOST in a step, the last completed step's buffers */
+    p = put_floats(p, t->bn_alt ? t->bn_copy : m->buffers, m->n_buffers);
     tr_put_le32(p, crc32_update(0, b, need - 4));
     return (long)need;
+}
+
+/* Version 1 (96-byte header) or 2 (112, the deal); reserved bytes and
+ * unknown flags belong to another version. */
+static int version_check(const uint8_t *b, size_t len, struct tr_train_state_info *info)
+{
+    uint32_t head = tr_get_le32(b + 12);
+    uint32_t known = TR_STATE_HAS_MOMENTUM;
+    if (info->version == TR_STATE_VERSION && head == TR_STATE_HEADER) {
+        info->header_len = TR_STATE_HEADER;
+    } else if (info->version == TR_STATE_VERSION2 && head == TR_STATE_HEADER2 &&
+               len >= TR_STATE_HEADER2 + 4u) {
+        info->header_len = TR_STATE_HEADER2;
+        info->deal_first = tr_get_le32(b + 96);
+        info->deal_world = tr_get_le32(b + 100);
+        info->deal_step = tr_get_le32(b + 104);
+        known |= TR_STATE_SYNC_DUE;
+        if (tr_get_le32(b + 108) != 0)
+            return TR_ERR_FORMAT;
+    } else {
+        return TR_ERR_FORMAT;
+    }
+    return tr_get_le32(b + 92) != 0 || (info->flags & ~known) != 0 ? TR_ERR_FORMAT : 0;
 }
 
 int tr_train_state_check(const void *buf, size_t len, struct tr_train_state_info *info)
@@ -339,14 +378,15 @@ int tr_train_state_check(const void *buf, size_t len, struct tr_train_state_info
     info->n_buffers = tr_get_le64(b + 72);
     info->n_train = tr_get_le64(b + 80);
     info->flags = tr_get_le32(b + 88);
-    /* reserved bytes and unknown flags belong to another version */
-    if (info->version != TR_STATE_VERSION || tr_get_le32(b + 12) != TR_STATE_HEADER ||
-        tr_get_le32(b + 92) != 0 || (info->flags & ~(uint32_t)TR_STATE_HAS_MOMENTUM) != 0) {
+    info->deal_first = 0;
+    info->deal_world = info->world;
+    info->deal_step = 0;
+    if (version_check(b, len, info) < 0) {
         info->problem = TR_STATE_VERSION_DIFFERS;
         return TR_ERR_FORMAT;
     }
     if (info->n_params <= (1ull << 32) && info->n_buffers <= (1ull << 32))
-        info->expect_len = state_bytes(info->n_params, info->n_buffers,
+        info->expect_len = state_bytes(info->header_len, info->n_params, info->n_buffers,
                                        (info->flags & TR_STATE_HAS_MOMENTUM) != 0);
     if (len != info->expect_len) {
         info->problem = TR_STATE_SIZE;
@@ -357,6 +397,26 @@ int tr_train_state_check(const void *buf, size_t len, struct tr_train_state_info
         return TR_ERR_FORMAT;
     }
     return 0;
+}
+
+/* A position a run of this configuration passes through. Version 1: steps
+ * done = epoch x steps per epoch + step. Version 2 (deals over changing
+ * worlds): a deal that starts inside the epoch and a step within it. */
+static int position_check(const struct tr_train *t, const struct tr_train_state_info *in)
+{
+    uint32_t steps;
+    if (in->sgd_started > 1u)
+        return TR_ERR_FORMAT;
+    if (in->header_len == TR_STATE_HEADER)
+        return in->step >= t->steps ||
+               in->global_step != (uint64_t)in->epoch * t->steps + in->step ? TR_ERR_FORMAT : 0;
+    if (in->deal_world < 1 || in->deal_world > TR_TRAIN_MAX_WORLD ||
+        in->deal_first > t->cfg.n_train || in->deal_step > in->step ||
+        in->global_step < in->step)
+        return TR_ERR_FORMAT;
+    steps = in->deal_step + tr_sampler_steps(t->cfg.n_train, in->deal_first, in->deal_world,
+                                             t->cfg.batch);
+    return in->step > steps ? TR_ERR_FORMAT : 0;
 }
 
 int tr_train_state_load(struct tr_train *t, const void *buf, size_t len)
@@ -373,21 +433,26 @@ int tr_train_state_load(struct tr_train *t, const void *buf, size_t len)
     if (in.n_params != m->n_params || in.n_buffers != m->n_buffers ||
         in.config_hash != t->config_hash || in.layout_hash != tr_model_layout_hash(m))
         return TR_ERR_MISMATCH;
+    if ((in.header_len == TR_STATE_HEADER2) != (t->cfg.elastic != 0))
+        return TR_ERR_FORMAT;
     /* the fields the configuration hash stands for must say the same */
-    if (in.world != (uint32_t)t->cfg.world || in.batch != t->cfg.batch ||
+    if ((!t->cfg.elastic && in.world != (uint32_t)t->cfg.world) || in.batch != t->cfg.batch ||
         in.seed != t->cfg.seed || in.n_train != t->cfg.n_train)
         return TR_ERR_MISMATCH;
-    /* a position a run of this configuration passes through */
-    if (in.step >= t->steps || in.sgd_started > 1u ||
-        in.global_step != (uint64_t)in.epoch * t->steps + in.step)
-        return TR_ERR_FORMAT;
-    p = get_floats((const uint8_t *)buf + TR_STATE_HEADER, m->params, m->n_params);
+    if ((rc = position_check(t, &in)) < 0)
+        return rc;
+    p = get_floats((const uint8_t *)buf + in.header_len, m->params, m->n_params);
     p = get_floats(p, m->momentum, m->n_params);
     get_floats(p, m->buffers, m->n_buffers);
     t->epoch = in.epoch;
     t->step = in.step;
     t->global_step = in.global_step;
     t->sgd.started = (int)in.sgd_started;
+    t->deal_first = in.deal_first;
+    t->deal_world = in.deal_world;
+    t->deal_step = in.deal_step;
+    t->steps = tr_train_int_steps(t);
+    t->sync_due = (in.flags & TR_STATE_SYNC_DUE) != 0;
     return 0;
 }
 
@@ -404,9 +469,19 @@ static int fail(struct tr_train *t, int what, int code, int rank)
     return code;
 }
 
+int tr_train_int_fail(struct tr_train *t, int what, int code, int rank)
+{
+    return fail(t, what, code, rank);
+}
+
+/* A collective failed. An elastic run rolls back and reports the lost link,
+ * except a hello that found another configuration. */
 static int fail_comm(struct tr_train *t, int what, int code)
 {
-    return fail(t, what, code, tr_comm_last_fault(&t->comm)->peer_rank);
+    int peer = tr_comm_last_fault(&t->comm)->peer_rank;
+    if (t->cfg.elastic && !(what == TR_TRAIN_HELLO && code == TR_ERR_MISMATCH))
+        return tr_train_int_lost(t, what, code, peer);
+    return fail(t, what, code, peer);
 }
 
 const struct tr_train_fault *tr_train_last_fault(const struct tr_train *t)
@@ -464,6 +539,8 @@ int tr_train_begin(struct tr_train *t, const void *state, size_t len)
             tr_model_init_params(&t->model, t->cfg.seed);
         }
     }
+    if (t->cfg.elastic)
+        return tr_train_int_elastic_begin(t);
     return hello_start(t);
 }
 
@@ -506,19 +583,25 @@ static int start_decode(struct tr_train *t)
     return 0;
 }
 
-static int bcast_start(struct tr_train *t, int phase, int what, void *buf, size_t bytes)
+int tr_train_int_bcast(struct tr_train *t, int phase, int what, void *buf, size_t bytes,
+                       int root)
 {
     int rc;
     t->phase = phase;
     if (t->cfg.world == 1)
         return 0;
-    rc = tr_broadcast_start(&t->comm, buf, bytes, 0);
+    rc = tr_broadcast_start(&t->comm, buf, bytes, root);
     return rc < 0 && rc != TR_ERR_AGAIN ? fail_comm(t, what, rc) : 0;
+}
+
+static int bcast_start(struct tr_train *t, int phase, int what, void *buf, size_t bytes)
+{
+    return tr_train_int_bcast(t, phase, what, buf, bytes, 0);
 }
 
 /* ---- steps and epochs */
 
-static void epoch_reset(struct tr_train *t)
+void tr_train_int_epoch_reset(struct tr_train *t)
 {
     t->loss_sum = 0;
     t->correct = 0;
@@ -532,7 +615,7 @@ static uint64_t clock_us(const struct tr_train *t)
     return t->cfg.clock_us ? t->cfg.clock_us(t->cfg.clock_ctx) : 0;
 }
 
-static int reduce_start(struct tr_train *t, int phase, int what, float *buf, size_t n,
+int tr_train_int_reduce(struct tr_train *t, int phase, int what, float *buf, size_t n,
                         enum tr_op op)
 {
     int rc;
@@ -568,6 +651,13 @@ static int run_batch(struct tr_train *t, unsigned n, int train, float *loss, uns
     return 0;
 }
 
+static void copy_floats(float *dst, const float *src, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++)
+        dst[i] = src[i];
+}
+
 /* This rank's batch of the current step: gradients, then their allreduce. */
 static int step_compute(struct tr_train *t)
 {
@@ -580,20 +670,22 @@ static int step_compute(struct tr_train *t)
         tr_sampler_shuffle(t->perm, c->n_train, c->seed, t->epoch);
         t->perm_epoch = t->epoch;
     }
-    n = tr_sampler_batch(t->perm, c->n_train, 0, (uint32_t)c->world, (uint32_t)c->rank,
-                         c->batch, t->step, t->idx);
+    n = tr_sampler_batch(t->perm, c->n_train, t->deal_first, t->deal_world, (uint32_t)c->rank,
+                         c->batch, t->step - t->deal_step, t->idx);
+    if (c->elastic)   /* the last completed step's, for a rollback */
+        copy_floats(t->bn_copy, t->model.buffers, t->model.n_buffers);
     r->n = n;
     r->correct = 0;
     if ((rc = fetch(t, TR_SPLIT_TRAIN, n)) < 0 ||
         (rc = run_batch(t, n, 1, &r->loss, &r->correct)) < 0)
         return rc;
     t->t0_us = clock_us(t);
-    return reduce_start(t, PH_GRADS, TR_TRAIN_GRADIENTS, t->model.grads, t->model.n_params,
+    return tr_train_int_reduce(t, PH_GRADS, TR_TRAIN_GRADIENTS, t->model.grads, t->model.n_params,
                         TR_OP_AVG);
 }
 
 /* An event's report: where training is, every other field 0. */
-static int report_at(const struct tr_train *t, struct tr_train_report *rep, int event)
+int tr_train_int_report(const struct tr_train *t, struct tr_train_report *rep, int event)
 {
     struct tr_train_report z = { 0 };
     *rep = z;
@@ -616,20 +708,27 @@ static int step_finish(struct tr_train *t, struct tr_train_report *rep)
     t->step++;
     t->global_step++;
     t->stepped = 1;
+    t->bn_same = 0;           /* this rank's forward moved its BN statistics */
     t->loss_sum += (double)r->loss * r->n;
     t->correct += r->correct;
     t->seen += r->n;
-    report_at(t, rep, TR_TRAIN_STEP);
+    tr_train_int_report(t, rep, TR_TRAIN_STEP);
     rep->n = r->n;
     rep->loss = r->loss;
     rep->correct = r->correct;
     t->phase = every && t->global_step % every == 0 && t->step < t->steps ? PH_SYNC_GO : PH_STEP;
+    t->sync_due = t->phase == PH_SYNC_GO || t->step >= t->steps ||
+                  (t->cfg.max_steps && t->global_step >= t->cfg.max_steps);
+    if (t->cfg.elastic && t->change_flag > 0) {
+        t->change_next = t->phase;    /* TR_TRAIN_CHANGE comes next */
+        t->phase = PH_CHANGE;
+    }
     return TR_TRAIN_STEP;
 }
 
 /* Each rank evaluates its slice of the test set; the sums of the slices
  * and of this epoch's training go over the ring together. */
-static int evaluate(struct tr_train *t)
+int tr_train_int_evaluate(struct tr_train *t)
 {
     const struct tr_train_config *c = &t->cfg;
     uint32_t lo = (uint32_t)((uint64_t)c->n_test * (uint32_t)c->rank / (uint32_t)c->world);
@@ -654,13 +753,13 @@ static int evaluate(struct tr_train *t)
     t->sums[3] = (float)t->loss_sum;
     t->sums[4] = (float)t->correct;
     t->sums[5] = (float)t->seen;
-    return reduce_start(t, PH_EPOCH_SUMS, TR_TRAIN_EVAL, t->sums, 6, TR_OP_SUM);
+    return tr_train_int_reduce(t, PH_EPOCH_SUMS, TR_TRAIN_EVAL, t->sums, 6, TR_OP_SUM);
 }
 
 static int epoch_finish(struct tr_train *t, struct tr_train_report *rep)
 {
     const float *s = t->sums;
-    report_at(t, rep, TR_TRAIN_EPOCH);
+    tr_train_int_report(t, rep, TR_TRAIN_EPOCH);
     rep->stopped = t->step < t->steps;
     rep->test_loss = s[2] > 0 ? s[0] / s[2] : 0;
     rep->test_acc = s[2] > 0 ? s[1] / s[2] : 0;
@@ -669,14 +768,22 @@ static int epoch_finish(struct tr_train *t, struct tr_train_report *rep)
     rep->train_acc = s[5] > 0 ? s[4] / s[5] : 0;
     rep->train_samples = s[5];
     rep->comm_us = t->comm_us;
+    t->sync_due = 0;
     if (rep->stopped) {
         t->phase = PH_DONE;
-    } else {
-        t->epoch++;
-        t->step = 0;
-        epoch_reset(t);
-        t->phase = PH_STEP;
+        return TR_TRAIN_EPOCH;
     }
+    t->epoch++;
+    t->step = 0;
+    t->deal_first = 0;
+    t->deal_world = (uint32_t)t->cfg.world;
+    t->deal_step = 0;
+    t->steps = tr_train_int_steps(t);
+    tr_train_int_epoch_reset(t);
+    t->phase = PH_STEP;
+    if (t->epoch <= t->epochs_reported)
+        return 0;     /* evaluated again after a reform: reported before */
+    t->epochs_reported = t->epoch;
     return TR_TRAIN_EPOCH;
 }
 
@@ -698,9 +805,9 @@ static int step_next(struct tr_train *t)
 
 static int start_report(struct tr_train *t, struct tr_train_report *rep)
 {
-    epoch_reset(t);
+    tr_train_int_epoch_reset(t);
     t->phase = PH_STEP;
-    return report_at(t, rep, TR_TRAIN_START);
+    return tr_train_int_report(t, rep, TR_TRAIN_START);
 }
 
 /* The collective of the current phase: TR_ERR_AGAIN, 0 when done (or none
@@ -724,7 +831,14 @@ static int what_of(int phase)
     case PH_PARAM_BCAST:    return TR_TRAIN_PARAM_BCAST;
     case PH_MOMENTUM_BCAST: return TR_TRAIN_MOMENTUM_BCAST;
     case PH_BUFFER_BCAST:   return TR_TRAIN_BUFFER_BCAST;
-    case PH_GRADS:          return TR_TRAIN_GRADIENTS;
+    case PH_GRADS:
+    case PH_FLAG:           return TR_TRAIN_GRADIENTS;
+    case PH_RE_HELLO:       return TR_TRAIN_HELLO;
+    case PH_RE_START:       return TR_TRAIN_START_BCAST;
+    case PH_RE_PARAMS:      return TR_TRAIN_PARAM_BCAST;
+    case PH_RE_MOMENTUM:    return TR_TRAIN_MOMENTUM_BCAST;
+    case PH_RE_BUFFERS:     return TR_TRAIN_BUFFER_BCAST;
+    case PH_RE_BUFAVG:      return TR_TRAIN_BN_SYNC;
     case PH_SYNC:
     case PH_EPOCH_BN:       return TR_TRAIN_BN_SYNC;
     case PH_EPOCH_SUMS:     return TR_TRAIN_EVAL;
@@ -749,16 +863,24 @@ static int advance(struct tr_train *t, struct tr_train_report *rep)
     case PH_STEP:
         return step_next(t);
     case PH_SYNC_GO:
-        return reduce_start(t, PH_SYNC, TR_TRAIN_BN_SYNC, m->buffers, m->n_buffers, TR_OP_AVG);
     case PH_EPOCH_GO:
-        return reduce_start(t, PH_EPOCH_BN, TR_TRAIN_BN_SYNC, m->buffers, m->n_buffers,
-                            TR_OP_AVG);
+        if (t->cfg.elastic)   /* this step's buffers, for a rollback */
+            copy_floats(t->bn_copy, m->buffers, m->n_buffers);
+        return tr_train_int_reduce(t, t->phase == PH_SYNC_GO ? PH_SYNC : PH_EPOCH_BN,
+                                   TR_TRAIN_BN_SYNC, m->buffers, m->n_buffers, TR_OP_AVG);
+    case PH_EVAL:
+        return tr_train_int_evaluate(t);
+    case PH_CHANGE:
+    case PH_CHANGED:
+    case PH_LOST:
+    case PH_RE_ARMED:
+        return tr_train_int_elastic(t, rep);
     default:
         break;
     }
     /* the phases that wait for a collective */
-    if ((rc = wait_coll(t, what_of(t->phase))) < 0)
-        return rc;
+    if ((rc = wait_coll(t, what_of(t->phase))) != 0)
+        return rc;            /* TR_ERR_AGAIN, a failure, or TR_TRAIN_LOST */
     switch (t->phase) {
     case PH_HELLO:
         if (t->cfg.rank == 0)
@@ -776,15 +898,29 @@ static int advance(struct tr_train *t, struct tr_train_report *rep)
     case PH_BUFFER_BCAST:
         return start_report(t, rep);
     case PH_GRADS:
+        if (t->cfg.elastic) {   /* a change asked for travels with every step */
+            t->change_flag = t->change_asked ? 1.0f : 0.0f;
+            return tr_train_int_reduce(t, PH_FLAG, TR_TRAIN_GRADIENTS, &t->change_flag, 1,
+                                       TR_OP_SUM);
+        }
+        return step_finish(t, rep);
+    case PH_FLAG:
+        t->change_asked = 0;
         return step_finish(t, rep);
     case PH_SYNC:
         t->phase = PH_STEP;
-        return report_at(t, rep, TR_TRAIN_SYNC);
+        t->sync_due = 0;
+        t->bn_same = 1;
+        return tr_train_int_report(t, rep, TR_TRAIN_SYNC);
     case PH_EPOCH_BN:
-        return evaluate(t);
+        t->sync_due = 0;
+        t->bn_same = 1;
+        return tr_train_int_evaluate(t);
     case PH_EPOCH_SUMS:
         return epoch_finish(t, rep);
     default:
+        if (t->phase >= PH_RE_HELLO)
+            return tr_train_int_elastic(t, rep);
         return fail(t, TR_TRAIN_NONE, TR_ERR_INVAL, -1);
     }
 }
@@ -820,8 +956,13 @@ int tr_train_wait(struct tr_train *t, uint32_t max_ms)
     elapsed = tp->now_ms(tp->ctx) - t->comm.run.last_ms;
     remain = elapsed < limit ? limit - elapsed : 0;
     rc = tp->poll(tp->ctx, tr_train_want(t), remain < max_ms ? remain : max_ms);
-    if (rc < 0 && rc != TR_ERR_AGAIN)
+    if (rc < 0 && rc != TR_ERR_AGAIN) {
+        if (t->cfg.elastic) {
+            tr_train_int_lost(t, what_of(t->phase), rc, -1);
+            return 0;         /* the next poll returns TR_TRAIN_LOST */
+        }
         return fail(t, what_of(t->phase), rc, -1);
+    }
     return 0;
 }
 
@@ -834,26 +975,4 @@ int tr_train_next(struct tr_train *t, struct tr_train_report *rep)
         if ((rc = tr_train_wait(t, UINT32_MAX)) < 0)
             return rc;
     }
-}
-
-/* ---- elastic runs */
-
-int tr_train_request_change(struct tr_train *t)
-{
-    if (!t || !t->cfg.elastic)
-        return TR_ERR_INVAL;
-    t->change_asked = 1;
-    return 0;
-}
-
-int tr_train_reform(struct tr_train *t, int rank, int world, const struct tr_transport *tp,
-                    int source)
-{
-    (void)rank;
-    (void)world;
-    (void)tp;
-    (void)source;
-    if (!t || !t->cfg.elastic)
-        return TR_ERR_INVAL;
-    return TR_ERR_IO;
 }

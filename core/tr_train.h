@@ -285,6 +285,9 @@ struct tr_train {
     uint8_t  *labels;             /* (batch) */
     float    *x;                  /* (batch, sample) model input */
     float    *lut;                /* (256) pixel -> pixel / 255.0f */
+    void     *comm_scratch;       /* the collectives' scratch (a reform binds
+                                   * the communicator to it again) */
+    size_t    comm_scratch_bytes;
     /* where training is */
     uint32_t epoch;               /* epoch in progress, 0-based */
     uint32_t step;                /* steps of it done */
@@ -312,9 +315,22 @@ struct tr_train {
                                    * (0: a process that joins, or a rank
                                    * whose state a failed resync overwrote
                                    * in part; it must not be a source) */
+    int      bn_same;             /* the BN buffers are the same on every
+                                   * rank (a broadcast or an average since
+                                   * the last forward) */
+    int      bn_alt;              /* after TR_TRAIN_LOST in a step: buffers
+                                   * hold that step's forward, bn_copy the
+                                   * last completed step's */
     int      change_asked;        /* tr_train_request_change on this rank */
     float    change_flag;         /* the sum carried after the gradients */
-    float   *bn_copy;             /* (n_buffers) BN buffers before an average */
+    int      change_next;         /* phase after a TR_TRAIN_CHANGE */
+    uint32_t epochs_reported;     /* TR_TRAIN_EPOCH events returned (an
+                                   * evaluation done again after a reform
+                                   * is not reported twice) */
+    int      buf_holder;          /* resync: this rank's buffers count in
+                                   * the average of the source's position */
+    float   *bn_copy;             /* (n_buffers) BN buffers before a step's
+                                   * forward or an average */
     struct tr_train_report last;  /* the STEP event being assembled */
     struct tr_train_fault fault;
 };
@@ -380,6 +396,13 @@ int tr_train_request_change(struct tr_train *t);
  * out of range (world 1 .. TR_TRAIN_MAX_WORLD). */
 int tr_train_reform(struct tr_train *t, int rank, int world, const struct tr_transport *tp,
                     int source);
+
+/* Elastic runs: how far this rank's state is, for the membership round
+ * (the JOIN's step field): 0 when it holds no state (a process that joins,
+ * or one whose resync was cut), else 2 x global_step + 1, + 1 once the BN
+ * average due after that step is done (or none is due). Ranks of one ring
+ * are at most one collective apart; the round picks the furthest. */
+uint64_t tr_train_position(const struct tr_train *t);
 
 const struct tr_train_fault *tr_train_last_fault(const struct tr_train *t);
 const char *tr_train_what_name(int what);

@@ -632,6 +632,357 @@ static void test_ring_faults(void)
     free(g);
 }
 
+/* ---- elastic rings of simulated ranks: a rank dies, the survivors reform
+ * (the test plays the membership round: source = the furthest position,
+ * the lowest index among equals, as tr_el_decide picks) */
+#define E_MAX 6
+struct ering {
+    struct sim_net net[3];        /* the ring of each view */
+    int cur;                      /* net of the current view */
+    int n0;                       /* processes */
+    struct run *r[E_MAX];
+    int live[E_MAX];              /* process alive */
+    int idx[E_MAX];               /* index in the current view, -1 = not a member */
+    int world;                    /* members of the current view */
+    int rc[E_MAX];
+    int reforms;
+    uint64_t src_pos;             /* the source's position at the last reform */
+    int left_behind;              /* a survivor was one collective behind the source */
+    int kill;                     /* process to kill, -1 none */
+    int64_t kill_bytes;           /* ... after it sent this many bytes (>= 0) */
+    uint64_t kill_pos;            /* ... or once its position is this (0: not) */
+    uint64_t kill_step;           /* ... or after this global step's STEP event (0: not) */
+};
+
+static void elastic_cfg(struct tr_train_config *c, int rank, int world)
+{
+    c->elastic = 1;
+    c->rank = rank;
+    c->world = world;
+}
+
+static int ering_open(struct ering *g, int n, int elastic)
+{
+    memset(g, 0, sizeof *g);
+    g->n0 = g->world = n;
+    g->kill = -1;
+    g->kill_bytes = -1;
+    if (sim_init(&g->net[0], n, 1 << 16) < 0)
+        return -1;
+    for (int k = 0; k < n; k++) {
+        struct tr_train_config c;
+        g->r[k] = calloc(1, sizeof *g->r[k]);
+        g->r[k]->d = (struct data){ 61, 13, -1, 0, 0 };
+        config(&c, &g->r[k]->d, k, n);
+        c.sync_every = 3;
+        c.epochs = 3;
+        c.tp = &g->net[0].tp[k];
+        if (elastic)
+            elastic_cfg(&c, k, n);
+        if (run_open(g->r[k], &c) < 0)
+            return -1;
+        g->live[k] = 1;
+        g->idx[k] = k;
+        tr_train_begin(&g->r[k]->t, NULL, 0);
+        g->rc[k] = TR_ERR_AGAIN;
+    }
+    return 0;
+}
+
+static void ering_close(struct ering *g)
+{
+    for (int k = 0; k < g->n0; k++) {
+        free(g->r[k]->arena);
+        free(g->r[k]);
+    }
+    for (int i = 0; i <= g->cur; i++)
+        sim_free(&g->net[i]);
+}
+
+/* The membership round: members that are alive (and joiners, idx -2) form
+ * the next view in process order. */
+static void ering_reform(struct ering *g)
+{
+    int n = 0, src = -1, order[E_MAX];
+    uint64_t best = 0;
+    struct sim_net *net;
+    for (int k = 0; k < g->n0; k++)
+        if (g->live[k] && g->idx[k] != -1) {
+            uint64_t p = g->idx[k] == -2 ? 0 : tr_train_position(&g->r[k]->t);
+            if (src < 0 || p > best)
+                best = p, src = n;
+            order[n++] = k;
+        }
+    g->left_behind = 0;
+    for (int i = 0; i < n; i++)
+        g->left_behind |= g->idx[order[i]] != -2 &&
+                          tr_train_position(&g->r[order[i]]->t) != best;
+    net = &g->net[++g->cur];
+    sim_init(net, n, 1 << 16);
+    for (int i = 0; i < n; i++) {
+        int k = order[i];
+        g->idx[k] = i;
+        TH_CHECK(tr_train_reform(&g->r[k]->t, i, n, &net->tp[i], src) == 0, "reform %d", k);
+        g->rc[k] = TR_ERR_AGAIN;
+    }
+    g->world = n;
+    g->src_pos = best;
+    g->reforms++;
+}
+
+static int ering_should_die(struct ering *g, int k, int ev, const struct tr_train_report *rep)
+{
+    if (k != g->kill)
+        return 0;
+    if (g->kill_pos && ev > 0 && tr_train_position(&g->r[k]->t) == g->kill_pos)
+        return 1;
+    return g->kill_step && ev == TR_TRAIN_STEP && rep->global_step == g->kill_step;
+}
+
+/* One turn of every member; returns 1 while someone runs. */
+static int ering_turn(struct ering *g, int *lost)
+{
+    struct sim_net *net = &g->net[g->cur];
+    int busy = 0;
+    for (int k = 0; k < g->n0; k++) {
+        struct tr_train_report rep;
+        int i = g->idx[k], ev;
+        if (!g->live[k] || i < 0 || (g->rc[k] <= 0 && g->rc[k] != TR_ERR_AGAIN))
+            continue;
+        if (g->rc[k] == TR_TRAIN_LOST) {
+            (*lost)++;
+            continue;
+        }
+        ev = g->rc[k] = tr_train_poll(&g->r[k]->t, &rep);
+        if (ering_should_die(g, k, ev, &rep) || (k == g->kill && net->ep[i].dead)) {
+            sim_kill(net, i);
+            g->live[k] = 0;
+            g->kill = -1;
+            continue;
+        }
+        if (ev == TR_TRAIN_LOST) {
+            sim_kill(net, i);          /* a rank that lost the ring closes its links */
+            net->ep[i].dead = 0;
+        }
+        busy |= ev == TR_ERR_AGAIN || ev > 0;
+    }
+    return busy;
+}
+
+/* Run to the end, reforming whenever every member lost the ring. */
+static void ering_run(struct ering *g)
+{
+    for (int rounds = 0; rounds < 2000000; rounds++) {
+        int lost = 0, busy;
+        if (g->kill >= 0 && g->kill_bytes >= 0 && g->idx[g->kill] >= 0)
+            g->net[g->cur].ep[g->idx[g->kill]].die_after = g->kill_bytes, g->kill_bytes = -1;
+        busy = ering_turn(g, &lost);
+        if (!busy && lost == 0)
+            return;
+        if (!busy) {
+            ering_reform(g);
+            continue;
+        }
+        g->net[g->cur].now += 1;
+    }
+}
+
+static int ering_same_end(const struct ering *g, uint64_t *hp, uint64_t *hb)
+{
+    int first = 1, ok = 1;
+    for (int k = 0; k < g->n0; k++) {
+        const struct tr_model *m = &g->r[k]->t.model;
+        uint64_t p, b;
+        if (!g->live[k] || g->idx[k] < 0)
+            continue;
+        p = tr_train_hash(m->params, m->n_params);
+        b = tr_train_hash(m->buffers, m->n_buffers);
+        ok &= g->rc[k] == 0;
+        if (first)
+            *hp = p, *hb = b, first = 0;
+        ok &= p == *hp && b == *hb;
+    }
+    return ok && !first;
+}
+
+static void test_elastic_plain(void)
+{
+    struct ering *g = malloc(sizeof *g), *h = malloc(sizeof *h);
+    uint64_t p1, b1, p2, b2;
+    /* no fault: an elastic ring trains the same bits as a fixed one */
+    ering_open(g, 3, 0);
+    ering_run(g);
+    ering_open(h, 3, 1);
+    ering_run(h);
+    TH_CHECK(ering_same_end(g, &p1, &b1) && ering_same_end(h, &p2, &b2) && p1 == p2 && b1 == b2 &&
+             h->reforms == 0 && g->r[0]->t.global_step == h->r[0]->t.global_step,
+             "elastic without faults = the fixed ring (%016llx %016llx, buffers %016llx %016llx, "
+             "steps %llu %llu, reforms %d, rc %d %d)",
+             (unsigned long long)p1, (unsigned long long)p2, (unsigned long long)b1,
+             (unsigned long long)b2, (unsigned long long)g->r[0]->t.global_step,
+             (unsigned long long)h->r[0]->t.global_step, h->reforms, g->rc[0], h->rc[0]);
+    ering_close(g);
+    ering_close(h);
+    free(g);
+    free(h);
+}
+
+/* A death at any byte of the run ends with the bits of the replay that
+ * kills the same rank right after the position the survivors resumed from. */
+static void test_elastic_deaths(void)
+{
+    struct ering *g = malloc(sizeof *g), *h = malloc(sizeof *h);
+    int ok = 1, behind = 0, trials = 0, victims[] = { 0, 2, 3 };
+    for (int v = 0; v < 3; v++)
+        for (int64_t bytes = 1000; bytes < 200000; bytes += 3001) {
+            uint64_t p1 = 0, b1 = 0, p2 = 0, b2 = 0;
+            int same;
+            ering_open(g, 4, 1);
+            g->kill = victims[v];
+            g->kill_bytes = bytes;
+            ering_run(g);
+            if (g->reforms == 0 || g->src_pos == 0) {
+                /* before the start's state arrived anywhere: nobody can go on */
+                int clean = 1;
+                for (int k = 0; k < 4; k++)
+                    clean &= !g->live[k] || (g->rc[k] < 0 && g->r[k]->t.fault.what ==
+                                             TR_TRAIN_START_BCAST);
+                if (g->reforms && !clean)
+                    TH_CHECK(0, "rank %d dies at byte %lld of the start: clean errors",
+                             victims[v], (long long)bytes);
+                ok &= !g->reforms || clean;
+                ering_close(g);
+                continue;
+            }
+            ering_open(h, 4, 1);
+            h->kill = victims[v];
+            h->kill_pos = g->src_pos;
+            ering_run(h);
+            same = ering_same_end(g, &p1, &b1) && ering_same_end(h, &p2, &b2) && p1 == p2 &&
+                   b1 == b2 && g->world == 3 && h->world == 3 && h->reforms == 1;
+            if (!same)
+                TH_CHECK(0, "rank %d dies after %lld bytes: resumed at position %llu (replay %llu, "
+                         "%d reforms, world %d/%d, behind %d/%d), end "
+                         "%016llx/%016llx, replay %016llx/%016llx", victims[v], (long long)bytes,
+                         (unsigned long long)g->src_pos, (unsigned long long)h->src_pos,
+                         h->reforms, g->world, h->world, g->left_behind, h->left_behind,
+                         (unsigned long long)p1,
+                         (unsigned long long)b1, (unsigned long long)p2, (unsigned long long)b2);
+            ok &= same;
+            behind += g->left_behind;
+            trials++;
+            ering_close(g);
+            ering_close(h);
+        }
+    TH_CHECK(ok && trials >= 40, "%d deaths at random bytes (ranks 0, 2, 3), %d with survivors a "
+             "collective apart: every survivor ends equal, and equal to the replay", trials, behind);
+    free(g);
+    free(h);
+}
+
+/* Two of five die; then one process comes back (a change at a step
+ * boundary) and the ring grows again. */
+static void test_elastic_regrow(void)
+{
+    struct ering *g = malloc(sizeof *g);
+    uint64_t p, b;
+    struct tr_train_config c;
+    ering_open(g, 5, 1);
+    g->kill = 1;
+    g->kill_step = 2;
+    while (g->kill >= 0 && g->reforms == 0) {       /* run to the first death */
+        int lost = 0;
+        if (!ering_turn(g, &lost) && lost)
+            ering_reform(g);
+        g->net[g->cur].now++;
+    }
+    g->kill = 3;
+    g->kill_step = 4;
+    ering_run(g);
+    TH_CHECK(ering_same_end(g, &p, &b) && g->world == 3 && g->reforms == 2,
+             "two of five die: 3 finish equal (world %d, %d reforms)", g->world, g->reforms);
+    ering_close(g);
+
+    /* a process started again: it asks to join at a step, the ring grows to 4 */
+    ering_open(g, 4, 1);
+    g->kill = 2;
+    g->kill_step = 3;
+    for (int rounds = 0; rounds < 2000000 && g->reforms < 2; rounds++) {
+        int lost = 0, busy = ering_turn(g, &lost);
+        if (!busy && lost) {
+            ering_reform(g);
+            continue;
+        }
+        if (g->reforms == 1 && !g->live[2]) {       /* back: a fresh process, same rank */
+            free(g->r[2]->arena);
+            g->r[2]->d = (struct data){ 61, 13, -1, 0, 0 };
+            config(&c, &g->r[2]->d, 2, 4);
+            elastic_cfg(&c, 2, 4);
+            c.sync_every = 3;
+            c.epochs = 3;
+            c.tp = &g->net[0].tp[2];
+            run_open(g->r[2], &c);
+            tr_train_begin(&g->r[2]->t, NULL, 0);
+            g->live[2] = 1;
+            g->idx[2] = -2;                            /* waits for the next round */
+            tr_train_request_change(&g->r[0]->t);      /* the coordinator asks */
+        }
+        for (int k = 0; k < 4; k++)
+            if (g->live[k] && g->idx[k] >= 0 && g->rc[k] == TR_TRAIN_CHANGE)
+                g->rc[k] = TR_TRAIN_LOST;              /* this test's round: the same path */
+        g->net[g->cur].now++;
+    }
+    ering_run(g);
+    TH_CHECK(ering_same_end(g, &p, &b) && g->world == 4 && g->reforms == 2,
+             "one dies and comes back: 4 finish equal (world %d, %d reforms, rank 2 rc %d)",
+             g->world, g->reforms, g->rc[2]);
+    ering_close(g);
+    free(g);
+}
+
+/* An elastic run's checkpoint (version 2: the deal) resumes at another
+ * world: taken when the ring is lost, it restarts 2 ranks that train the
+ * same parameters as the 2 survivors that went on without it. */
+static void test_elastic_state(void)
+{
+    struct ering *g = malloc(sizeof *g), *h = malloc(sizeof *h);
+    struct tr_train_state_info in;
+    uint64_t p1 = 0, b1 = 0, p2 = 0, b2 = 0;
+    long len;
+    uint8_t *buf;
+    int lost = 0;
+    ering_open(g, 3, 1);
+    g->kill = 1;
+    g->kill_step = 5;
+    while (ering_turn(g, &lost) || !lost)
+        g->net[g->cur].now++;
+    len = (long)tr_train_state_size(&g->r[0]->t, TR_STATE_CHECKPOINT);
+    buf = malloc((size_t)len);
+    TH_CHECK(tr_train_state_save(&g->r[0]->t, TR_STATE_CHECKPOINT, buf, (size_t)len) == len &&
+             tr_train_state_check(buf, (size_t)len, &in) == 0 && in.version == 2 &&
+             in.header_len == TR_STATE_HEADER2 && in.global_step == 5 && in.deal_world == 3,
+             "a lost ring's state saves as version 2 (step %llu, deal world %u)",
+             (unsigned long long)in.global_step, in.deal_world);
+    ering_reform(g);
+    ering_run(g);
+    ering_open(h, 2, 1);
+    h->r[0]->t.phase = 0;     /* begun by ering_open: begin again from the bytes */
+    TH_CHECK(tr_train_begin(&h->r[0]->t, buf, (size_t)len) == 0 &&
+             h->r[0]->t.global_step == 5, "version 2 loads at world 2");
+    ering_run(h);
+    TH_CHECK(ering_same_end(g, &p1, &b1) && ering_same_end(h, &p2, &b2) && p1 == p2 &&
+             h->r[0]->t.global_step == g->r[0]->t.global_step,
+             "resumed at world 2 = the survivors (%016llx %016llx)", (unsigned long long)p1,
+             (unsigned long long)p2);
+    buf[100] ^= 1;            /* a state that fails its CRC */
+    TH_CHECK(tr_train_state_check(buf, (size_t)len, &in) == TR_ERR_FORMAT, "CRC checked");
+    free(buf);
+    ering_close(g);
+    ering_close(h);
+    free(g);
+    free(h);
+}
+
 int main(void)
 {
     test_sampler_order();
@@ -642,5 +993,9 @@ int main(void)
     test_failures();
     test_ring();
     test_ring_faults();
+    test_elastic_plain();
+    test_elastic_deaths();
+    test_elastic_regrow();
+    test_elastic_state();
     return th_report("train");
 }

@@ -20,13 +20,14 @@
 #include "tr_error.h"
 #include "tr_util.h"
 
-/* The 96-byte header tr_train_state_save writes for what info says. */
-static void header_of(uint8_t h[TR_STATE_HEADER], const struct tr_train_state_info *in)
+/* The header (96 bytes, or 112 in version 2) tr_train_state_save writes
+ * for what info says. */
+static void header_of(uint8_t h[TR_STATE_HEADER2], const struct tr_train_state_info *in)
 {
-    memset(h, 0, TR_STATE_HEADER);
+    memset(h, 0, TR_STATE_HEADER2);
     memcpy(h, in->kind == TR_STATE_MODEL ? "TRINGMDL" : "TRINGCKP", 8);
     tr_put_le32(h + 8, in->version);
-    tr_put_le32(h + 12, TR_STATE_HEADER);
+    tr_put_le32(h + 12, in->header_len);
     tr_put_le64(h + 16, in->config_hash);
     tr_put_le32(h + 24, in->layout_hash);
     tr_put_le32(h + 28, in->world);
@@ -40,12 +41,17 @@ static void header_of(uint8_t h[TR_STATE_HEADER], const struct tr_train_state_in
     tr_put_le64(h + 72, in->n_buffers);
     tr_put_le64(h + 80, in->n_train);
     tr_put_le32(h + 88, in->flags);
+    if (in->header_len == TR_STATE_HEADER2) {
+        tr_put_le32(h + 96, in->deal_first);
+        tr_put_le32(h + 100, in->deal_world);
+        tr_put_le32(h + 104, in->deal_step);
+    }
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     struct fz in = { data, size };
-    uint8_t mode = fz_u8(&in), h[TR_STATE_HEADER];
+    uint8_t mode = fz_u8(&in), h[TR_STATE_HEADER2];
     size_t len = in.n, n, i;
     uint8_t *file = malloc(len + 1), *before, *after;
     struct tr_train *t = fz_train_new();
@@ -65,7 +71,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FZ_ASSERT(info.problem == TR_STATE_OK && info.expect_len == len,
                   "checked out with %zu bytes, the header implies %zu", len, info.expect_len);
         header_of(h, &info);
-        for (i = 0; i < TR_STATE_HEADER; i++)
+        for (i = 0; i < info.header_len; i++)
             FZ_ASSERT(h[i] == file[i], "header byte %zu checked out as 0x%02x, encodes back as "
                       "0x%02x", i, file[i], h[i]);
     } else {

@@ -1,0 +1,280 @@
+/* tinyring: the trainer's elastic part (see tr_train.h): what a rank keeps
+ * when a collective fails, and the resync that starts a new ring.
+ *
+ * Positions. A rank's state is that of its last completed collective that
+ * changes state: a step's gradients (then SGD ran) or a BN average. A
+ * collective completes on some ranks and not on others only when a rank
+ * dies inside it after sending its part, so the survivors of a failure are
+ * at most one such collective apart, and the furthest of them holds a state
+ * every rank contributed to. The resync takes that state (the source's):
+ *   - parameters, momentum and where training is, broadcast;
+ *   - BN running statistics: broadcast when they are the same on every rank
+ *     (an average or a broadcast since the last forward), else averaged over
+ *     the ranks that hold them for the source's step (a rank one step behind
+ *     kept that step's forward in its buffers: bn_alt), so the result does
+ *     not depend on which rank happened to finish the step;
+ *   - the rest of the epoch dealt out again over the new world from the
+ *     first sample position no step has consumed.
+ * A run where rank r dies after position p therefore ends with the same bits
+ * as any other with that death, whichever survivors saw the last collective
+ * complete. */
+#include "tr_train_internal.h"
+
+#include "tr_error.h"
+#include "tr_util.h"
+
+#define RE_START_BYTES 88u
+#define RE_SYNC_DUE 1u
+#define RE_BN_SAME  2u
+
+static void copy_floats(float *dst, const float *src, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++)
+        dst[i] = src[i];
+}
+
+uint64_t tr_train_position(const struct tr_train *t)
+{
+    if (!t || !t->holds_state)
+        return 0;
+    return 2u * t->global_step + 1u + (t->sync_due ? 0u : 1u);
+}
+
+int tr_train_int_lost(struct tr_train *t, int what, int code, int rank)
+{
+    struct tr_model *m = &t->model;
+    switch (t->phase) {
+    case PH_GRADS:
+    case PH_FLAG:        /* SGD did not run: the buffers hold this step's forward */
+        t->bn_alt = 1;
+        break;
+    case PH_SYNC:
+    case PH_EPOCH_BN:    /* an average cut half-way: this rank's own buffers back */
+        copy_floats(m->buffers, t->bn_copy, m->n_buffers);
+        break;
+    default:
+        break;
+    }
+    t->fault.code = code;
+    t->fault.what = what;
+    t->fault.rank = rank;
+    t->fault.epoch = t->epoch;
+    t->fault.step = t->step;
+    t->phase = PH_LOST;
+    return TR_TRAIN_LOST;
+}
+
+int tr_train_request_change(struct tr_train *t)
+{
+    if (!t || !t->cfg.elastic)
+        return TR_ERR_INVAL;
+    t->change_asked = 1;
+    return 0;
+}
+
+int tr_train_int_elastic_begin(struct tr_train *t)
+{
+    t->holds_state = t->cfg.rank == 0 && t->start_status == 0;
+    t->bn_same = 1;
+    t->bn_alt = 0;
+    t->source = 0;
+    t->phase = PH_RE_ARMED;
+    return 0;
+}
+
+int tr_train_reform(struct tr_train *t, int rank, int world, const struct tr_transport *tp,
+                    int source)
+{
+    if (!t || !t->cfg.elastic || world < 1 || world > TR_TRAIN_MAX_WORLD || rank < 0 ||
+        rank >= world || source < 0 || source >= world || (world > 1 && !tp))
+        return TR_ERR_INVAL;
+    if (t->phase == PH_RE_ARMED)
+        t->holds_state = 0;      /* a process that joins: after tr_train_begin */
+    else if (t->phase != PH_LOST && t->phase != PH_CHANGED)
+        return TR_ERR_INVAL;
+    t->cfg.rank = rank;
+    t->cfg.world = world;
+    t->cfg.tp = world > 1 ? tp : 0;
+    t->source = source;
+    t->start_status = 0;
+    t->phase = PH_RE_ARMED;
+    return 0;
+}
+
+/* ---- the resync, phase by phase */
+
+static int hello(struct tr_train *t)
+{
+    struct tr_comm_config cc;
+    int rc;
+    t->phase = PH_RE_HELLO;
+    if (t->cfg.world == 1)
+        return 0;
+    tr_train_int_comm_config(&t->cfg, &cc);
+    cc.layout_hash = (uint32_t)(t->config_hash ^ (t->config_hash >> 32));
+    rc = tr_comm_init(&t->comm, &cc, t->cfg.tp, t->comm_scratch, t->comm_scratch_bytes);
+    if (rc == 0)
+        rc = tr_comm_hello_start(&t->comm);
+    if (rc < 0 && rc != TR_ERR_AGAIN)
+        return tr_train_int_lost(t, TR_TRAIN_HELLO, rc, -1);
+    return 0;
+}
+
+/* The source's record: status, configuration, where training is. */
+static void record_encode(struct tr_train *t)
+{
+    uint8_t *b = t->start_msg;
+    uint32_t flags = (t->sync_due ? RE_SYNC_DUE : 0u) | (t->bn_same ? RE_BN_SAME : 0u);
+    tr_put_le64(b, (uint64_t)(int64_t)t->start_status);
+    tr_put_le64(b + 8, t->config_hash);
+    tr_put_le64(b + 16, t->epoch);
+    tr_put_le64(b + 24, t->step);
+    tr_put_le64(b + 32, t->global_step);
+    tr_put_le64(b + 40, (uint64_t)t->sgd.started);
+    tr_put_le64(b + 48, t->deal_first);
+    tr_put_le64(b + 56, t->deal_world);
+    tr_put_le64(b + 64, t->deal_step);
+    tr_put_le64(b + 72, flags);
+    tr_put_le64(b + 80, tr_train_position(t));
+}
+
+/* Which BN buffers this rank brings to the source's step (src_step), and
+ * whether its parameters stay valid while the source's arrive. */
+static void buffers_for(struct tr_train *t, uint64_t src_step)
+{
+    struct tr_model *m = &t->model;
+    int same = t->holds_state && t->global_step == src_step;
+    t->buf_holder = 0;
+    if (same) {
+        if (t->bn_alt)            /* our step's own buffers, not the next forward's */
+            copy_floats(m->buffers, t->bn_copy, m->n_buffers);
+        t->buf_holder = 1;
+    } else if (t->holds_state && t->bn_alt && t->global_step + 1u == src_step) {
+        t->buf_holder = 1;        /* we ran that step's forward: its buffers */
+    }
+    t->bn_alt = 0;
+    if (!same)
+        t->holds_state = 0;       /* the broadcast overwrites a state of another step */
+}
+
+/* Deal what the epoch has not consumed out over the new world. */
+static void redeal(struct tr_train *t)
+{
+    uint32_t n = t->cfg.n_train;
+    uint32_t shard = tr_sampler_shard(n, t->deal_first, t->deal_world);
+    uint64_t k = (uint64_t)(t->step - t->deal_step) * t->cfg.batch;
+    uint64_t first = t->deal_first + (k < shard ? k : shard) * t->deal_world;
+    t->deal_first = first > n ? n : (uint32_t)first;
+    t->deal_world = (uint32_t)t->cfg.world;
+    t->deal_step = t->step;
+    t->steps = tr_train_int_steps(t);
+}
+
+/* Every rank: take the record; 0 to go on, or the failure. */
+static int record_decode(struct tr_train *t)
+{
+    const uint8_t *b = t->start_msg;
+    int status = (int)(int64_t)tr_get_le64(b), me = t->cfg.rank == t->source;
+    uint32_t epoch = (uint32_t)tr_get_le64(b + 16), flags = (uint32_t)tr_get_le64(b + 72);
+    if (status < 0)
+        return tr_train_int_fail(t, me ? t->fault.what : TR_TRAIN_REFUSED, status, t->source);
+    if (tr_get_le64(b + 8) != t->config_hash)
+        return tr_train_int_fail(t, TR_TRAIN_CONFIG, TR_ERR_MISMATCH, t->source);
+    if (tr_get_le64(b + 80) == 0)      /* the source holds no state: nobody does */
+        return tr_train_int_fail(t, TR_TRAIN_START_BCAST, TR_ERR_INVAL, t->source);
+    buffers_for(t, tr_get_le64(b + 32));
+    if (epoch != t->epoch)
+        tr_train_int_epoch_reset(t);
+    t->epoch = epoch;
+    t->step = (uint32_t)tr_get_le64(b + 24);
+    t->global_step = tr_get_le64(b + 32);
+    t->sgd.started = (int)tr_get_le64(b + 40);
+    t->deal_first = (uint32_t)tr_get_le64(b + 48);
+    t->deal_world = (uint32_t)tr_get_le64(b + 56);
+    t->deal_step = (uint32_t)tr_get_le64(b + 64);
+    t->sync_due = (flags & RE_SYNC_DUE) != 0;
+    t->bn_same = (flags & RE_BN_SAME) != 0;
+    redeal(t);
+    return 0;
+}
+
+/* The BN buffers: the source's when every rank has the same, else the
+ * holders' average (in the gradient block, which is free here; a cut
+ * transfer leaves the buffers as they were). */
+static int buffers_start(struct tr_train *t)
+{
+    struct tr_model *m = &t->model;
+    size_t i, nb = m->n_buffers;
+    if (t->bn_same) {
+        if (t->cfg.rank == t->source)
+            copy_floats(m->grads, m->buffers, nb);
+        return tr_train_int_bcast(t, PH_RE_BUFFERS, TR_TRAIN_BUFFER_BCAST, m->grads,
+                                  nb * sizeof(float), t->source);
+    }
+    for (i = 0; i < nb; i++)
+        m->grads[i] = t->buf_holder ? m->buffers[i] : 0.0f;
+    m->grads[nb] = t->buf_holder ? 1.0f : 0.0f;
+    return tr_train_int_reduce(t, PH_RE_BUFAVG, TR_TRAIN_BN_SYNC, m->grads, nb + 1, TR_OP_SUM);
+}
+
+/* Every rank holds the source's state: where to go on from. */
+static int resync_done(struct tr_train *t, struct tr_train_report *rep)
+{
+    struct tr_model *m = &t->model;
+    const struct tr_train_config *c = &t->cfg;
+    int stop = c->max_steps && t->global_step >= c->max_steps, end = t->step >= t->steps || stop;
+    size_t i, nb = m->n_buffers;
+    if (t->phase == PH_RE_BUFAVG)
+        for (i = 0; i < nb; i++)
+            m->buffers[i] = m->grads[i] / m->grads[nb];
+    else
+        copy_floats(m->buffers, m->grads, nb);
+    t->holds_state = 1;
+    t->bn_same = 1;
+    if (t->sync_due)
+        t->phase = end ? PH_EPOCH_GO : PH_SYNC_GO;
+    else
+        t->phase = end && t->step > 0 ? PH_EVAL : PH_STEP;
+    return tr_train_int_report(t, rep, TR_TRAIN_START);
+}
+
+int tr_train_int_elastic(struct tr_train *t, struct tr_train_report *rep)
+{
+    struct tr_model *m = &t->model;
+    size_t np = m->n_params * sizeof(float);
+    int rc;
+
+    switch (t->phase) {
+    case PH_CHANGE:
+        t->phase = PH_CHANGED;
+        return tr_train_int_report(t, rep, TR_TRAIN_CHANGE);
+    case PH_CHANGED:
+        t->phase = t->change_next;
+        return 0;
+    case PH_LOST:
+        return tr_train_int_report(t, rep, TR_TRAIN_LOST);
+    case PH_RE_ARMED:
+        return hello(t);
+    case PH_RE_HELLO:
+        if (t->cfg.rank == t->source)
+            record_encode(t);
+        return tr_train_int_bcast(t, PH_RE_START, TR_TRAIN_START_BCAST, t->start_msg,
+                                  RE_START_BYTES, t->source);
+    case PH_RE_START:
+        if ((rc = record_decode(t)) < 0)
+            return rc;
+        return tr_train_int_bcast(t, PH_RE_PARAMS, TR_TRAIN_PARAM_BCAST, m->params, np,
+                                  t->source);
+    case PH_RE_PARAMS:
+        return tr_train_int_bcast(t, PH_RE_MOMENTUM, TR_TRAIN_MOMENTUM_BCAST, m->momentum, np,
+                                  t->source);
+    case PH_RE_MOMENTUM:
+        return buffers_start(t);
+    case PH_RE_BUFFERS:
+    case PH_RE_BUFAVG:
+        return resync_done(t, rep);
+    default:
+        return tr_train_int_fail(t, TR_TRAIN_NONE, TR_ERR_INVAL, -1);
+    }
+}
