@@ -64,8 +64,11 @@ int tr_posix_connect(struct tr_posix *px, const struct tr_posix_config *cfg,
     px->world = pl.world;
     px->job_token = pl.token;
     px->spin_us = tr_posix_spin_for(cfg);
-    if (pl.world == 1)
+    if (pl.world == 1) {
+        if (cfg->table_out)
+            memset(cfg->table_out, 0, sizeof cfg->table_out[0]);   /* listens nowhere */
         return 0;                      /* nobody to meet: no sockets at all */
+    }
 
     /* Rank 0 takes the master port first: if it is in use, say so before
      * anything else. Other ranks dial the master first so that the default
@@ -93,6 +96,8 @@ int tr_posix_connect(struct tr_posix *px, const struct tr_posix_config *cfg,
     if (rc == 0)
         rc = tr_posix_links_open(px, &pl, listen_fd, table, err, errlen);
     tr_posix_close_fd(&listen_fd);
+    if (rc == 0 && cfg->table_out)
+        memcpy(cfg->table_out, table, (size_t)pl.world * sizeof table[0]);
     return rc;
 }
 

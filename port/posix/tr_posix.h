@@ -86,6 +86,8 @@ enum tr_posix_why {
     TR_POSIX_WHY_RANGE     = 6    /* rank out of range */
 };
 
+struct tr_posix_endpoint;           /* below */
+
 struct tr_posix_config {
     const char *init_method;       /* "tcp://HOST:PORT" or "env://" (RANK,
                                     * WORLD_SIZE, MASTER_ADDR, MASTER_PORT;
@@ -118,6 +120,12 @@ struct tr_posix_config {
                                     * LOCAL_WORLD_SIZE (torchrun),
                                     * OMPI_COMM_WORLD_LOCAL_SIZE (Open MPI) or
                                     * SLURM_NTASKS_PER_NODE, else unknown */
+    struct tr_posix_endpoint *table_out; /* optional, world entries (caller's):
+                                    * filled by tr_posix_connect on success with
+                                    * every rank's listening address from the
+                                    * rendezvous answer (what an elastic run's
+                                    * tr_posix_elastic_config.table wants);
+                                    * NULL = not wanted */
 };
 
 #define TR_POSIX_SPIN_AUTO   0xFFFFFFFFu
@@ -239,5 +247,195 @@ void tr_posix_close(struct tr_posix *px);
 /* Rank and world for env:// without connecting (what connect would use).
  * Returns 0 or TR_ERR_INVAL with a message. */
 int tr_posix_env_rank(int *rank, int *world, char *err, size_t errlen);
+
+/* ---- elastic membership (issue 12) ----------------------------------------
+ *
+ * A job whose ring survives a lost process and takes a restarted one back.
+ * Each process keeps its original rank (0..world-1) for the whole job; the
+ * ring of the moment is a view (core/tr_elastic.h): an epoch and its members
+ * in ascending original rank, a member's ring rank being its index. The
+ * membership messages (JOIN, REPLY, VIEW, ABORT) travel on each process's
+ * listening port, the one its ring links are accepted on, kept open for the
+ * whole run; a tcp:// job's master port is served by the coordinator (the
+ * view's lowest rank) so that a restarted process finds the job there.
+ *
+ *   tr_posix_connect_table(&px, &tc, ...)    or tr_posix_connect with table_out
+ *   tr_posix_elastic_start(&el, &ec, &px, ...)
+ *   for each step:  train over tr_posix_transport(&el.px, &tp);
+ *                   if (tr_posix_elastic_service(&el) > 0) ask for a change;
+ *                   on a failed collective or an agreed change:
+ *                   tr_posix_elastic_reform(&el, position, &round, ...)
+ *   tr_posix_elastic_close(&el);
+ *
+ * A process started again with the job's command line calls
+ * tr_posix_elastic_find first: 1 = a running job accepted it (then
+ * tr_posix_elastic_reform), 0 = no job is running (start normally).
+ * port/posix/README.md has the protocol, its deadlines and the split rule. */
+#include "tr_elastic.h"
+
+struct tr_posix_elastic_config {
+    uint64_t job_token;            /* the job's token (tr_posix_token), the same on
+                                    * every process; membership messages with
+                                    * another token are closed unanswered */
+    uint32_t rank;                 /* this process's original rank, 0..world-1 */
+    uint32_t world;                /* the job's original world, 1..TR_POSIX_MAX_WORLD */
+    const struct tr_posix_endpoint *table; /* world entries: every original rank's
+                                    * listening address (the static table, or
+                                    * tr_posix_config.table_out). NULL for a
+                                    * process that joins a tcp:// job (it learns
+                                    * the addresses from the VIEW). Not copied;
+                                    * read only during start and find. */
+    uint32_t listen_addr;          /* table == NULL (a tcp:// joiner): where it
+                                    * listens, IPv4 network order; 0 = the local
+                                    * address its connection to the master has */
+    uint16_t listen_port;          /* ... and its port; 0 = ephemeral */
+    uint32_t master_addr;          /* tcp:// only: the rendezvous address (network
+                                    * order); 0 = none (static table) */
+    uint16_t master_port;          /* its port, host order */
+    unsigned min_ranks;            /* a view with fewer members is not formed
+                                    * (ABORT, TR_EL_BELOW_MIN); 0 is taken as 1 */
+    uint32_t timeout_ms;           /* a member that has not answered a round by
+                                    * then (from the round's start) is dropped;
+                                    * also the new ring's link deadline; 0 = 60000 */
+    uint32_t handshake_ms;         /* a connection must send its JOIN within this;
+                                    * a coordinator that becomes one late still
+                                    * waits this long for the others; 0 = 3000 */
+    int      sndbuf;               /* as in struct tr_posix_table_config */
+    int      rcvbuf;
+    uint32_t spin_us;
+    int      local_ranks;
+};
+
+/* What the last round decided, for the caller's messages and its resync. */
+struct tr_posix_elastic_round {
+    int      verdict;              /* enum tr_el_verdict; TR_EL_GO on success */
+    uint32_t epoch;                /* the new view's epoch (GO), else the one refused */
+    int      rank, world, source;  /* my index in the new view, its size, the index
+                                    * of the member whose state is the latest (pass
+                                    * them to tr_train_reform) */
+    uint64_t step;                 /* the source's position (its JOIN's step) */
+    uint32_t left[TR_EL_MAX_MEMBERS], n_left;     /* original ranks of the view before
+                                    * the call that are not in the new one */
+    uint32_t joined[TR_EL_MAX_MEMBERS], n_joined; /* original ranks new in this view
+                                    * (processes started again) */
+    uint32_t coordinator;          /* original rank that decided */
+    struct tr_el_abort why;        /* the counts, when verdict != TR_EL_GO */
+    uint32_t ms;                   /* how long the call took */
+};
+
+#define TR_POSIX_EL_CONNS (TR_POSIX_MAX_WORLD + 16)   /* connections held at once */
+
+/* A connection on the listening or master port that is sending a JOIN, or
+ * whose JOIN waits for a round (internal; read-only). */
+struct tr_posix_el_conn {
+    int      fd;                   /* -1: free slot */
+    uint32_t since;                /* accepted at (ms, CLOCK_MONOTONIC) */
+    uint8_t  state;                /* 0 reading, 1 JOIN whole (pending), 2 accepted
+                                    * in the running round */
+    uint8_t  got;                  /* bytes of buf so far */
+    uint8_t  buf[TR_EL_HEAD_BYTES + TR_EL_JOIN_BYTES];
+    uint32_t epoch;                /* the JOIN's epoch, once whole */
+    struct tr_el_join join;        /* the JOIN, once whole (addr 0: the peer's) */
+};
+
+/* Caller-owned state of one process's membership (about 22 KiB). Fields are
+ * read-only for callers. */
+struct tr_posix_elastic {
+    struct tr_posix_elastic_config cfg;  /* copied (table not used after start/find) */
+    struct tr_posix px;            /* the current ring's links: tr_posix_transport(&el->px,
+                                    * &tp). px.rank/world are the ring's (index, view.n);
+                                    * px.job_token is the job's (cfg.job_token) */
+    struct tr_el_view view;        /* the current view (n = 0 after find, before reform) */
+    int      index;                /* this process's index in view; -1 before a VIEW */
+    int      listen_fd;            /* kept open for the whole run: link hellos
+                                    * and membership messages */
+    int      master_fd;            /* tcp://: the master port, served by the
+                                    * coordinator when it can bind it; else -1 */
+    uint32_t my_addr;              /* where this process listens (its JOIN's address) */
+    uint16_t my_port;
+    int      coord_fd;             /* after find: the connection whose coordinator
+                                    * ACCEPTed this process; else -1 */
+    uint32_t coord_rank;           /* that coordinator's original rank */
+    uint32_t master_retry;         /* next attempt to bind the master port (ms) */
+    struct tr_posix_el_conn conn[TR_POSIX_EL_CONNS];
+};
+
+/* A process of a running job: adopts the ring px that tr_posix_connect or
+ * tr_posix_connect_table just opened (moved into el->px; *px is left closed),
+ * view = epoch 0 from cfg->table, listens again on table[rank] (SO_REUSEADDR;
+ * the connect call closed its own listener), and takes the master port when
+ * master_addr is given, this rank coordinates and the port can be bound.
+ * Returns 0, TR_ERR_INVAL (bad config, px not of this rank and world),
+ * TR_ERR_ADDRINUSE, TR_ERR_IO; on failure el is closed and *px untouched. */
+int tr_posix_elastic_start(struct tr_posix_elastic *el, const struct tr_posix_elastic_config *cfg,
+                           struct tr_posix *px, char *err, size_t errlen);
+
+/* A process started (again) with the job's command line: is a running job
+ * there? Sends JOIN (TR_EL_JOINER, epoch TR_EL_ANY_EPOCH, step 0) to
+ * master_addr:port (tcp://) or to the table's other entries in ascending
+ * rank (static table; a NOT_COORD answer names the entry to try), waiting
+ * wait_ms at most for each answer. Returns
+ *   1  a coordinator ACCEPTed: el is set up and listening; call
+ *      tr_posix_elastic_reform next (it waits for the VIEW, opens the links);
+ *   0  no running job answered (refused, or closed unanswered, as a fresh
+ *      job's rendezvous or link listener does): el is closed, start normally;
+ *   TR_ERR_MISMATCH  DUPLICATE ("rank r is a live member of the job") or
+ *      EXCLUDED (rank not of this job), message in err;
+ *   TR_ERR_TIMEOUT   a job answered but no coordinator accepted within wait_ms;
+ *   TR_ERR_INVAL, TR_ERR_ADDRINUSE, TR_ERR_IO.  On < 0 el is closed. */
+int tr_posix_elastic_find(struct tr_posix_elastic *el, const struct tr_posix_elastic_config *cfg,
+                          uint32_t wait_ms, char *err, size_t errlen);
+
+/* Between training steps, never blocking: accepts on listen_fd/master_fd and
+ * reads JOINs (partial reads kept; garbage, another job's token and silence
+ * past handshake_ms closed, unanswered). Whole JOINs are kept unanswered
+ * for the next round (a member's JOIN of this epoch means a round started
+ * elsewhere: this process's ring fails soon). A non-coordinator answers a
+ * joiner NOT_COORD (hint view.m[0].rank) and closes. The coordinator of a
+ * tcp:// job retries binding the master port (twice a second at most).
+ * Returns the number of pending joiners whose rank is not a member of the
+ * view when this process coordinates (view.m[0] is it), else 0: the caller
+ * then asks every rank for a change (tr_train_request_change). */
+int tr_posix_elastic_service(struct tr_posix_elastic *el);
+
+/* A membership round. Blocking; each coordinator tried costs at most about
+ * timeout_ms + 2 handshake_ms, and the call loops by itself when the new
+ * ring's links fail to open. Closes the ring links (the ring is broken), then
+ *  - a member asks the view's members in ascending rank (a refused connect
+ *    or no REPLY within timeout_ms + handshake_ms: that one is dead, next;
+ *    closed unanswered: again after 20 ms) with JOIN{view.epoch, step =
+ *    position}; NOT_COORD(hint) sends it to hint; ACCEPT: it waits for VIEW
+ *    or ABORT on that connection (closed: it searches again). Reaching
+ *    itself, it coordinates:
+ *  - the coordinator accepts every valid JOIN at once (another epoch: STALE,
+ *    or EXCLUDED for a rank the view dropped; a second process for a
+ *    member's rank: DUPLICATE; a joiner whose rank is still a member waits
+ *    for a later round), until every member answered, or each missing one
+ *    is known dead (its listening port refuses a probe connect), or
+ *    timeout_ms from the round's start (handshake_ms from becoming the
+ *    coordinator, when later: a frozen process is dropped then); decides
+ *    with tr_el_decide and sends VIEW or ABORT to everyone it accepted;
+ *  - on GO: el->view, el->index, and the new ring's links over listen_fd
+ *    (link token tr_el_link_token(job_token, epoch)); a failure there starts
+ *    another round. The new coordinator takes the master port (tcp://).
+ * position: the caller's state ordinal (0 = holds no state; larger = further),
+ * sent as JOIN.step; the member with the largest is the source.
+ * Returns 0 with *out filled (rank, world, source for tr_train_reform), or
+ *   TR_ERR_CLOSED    ABORT: out->verdict TR_EL_NO_MAJORITY or TR_EL_BELOW_MIN,
+ *                    out->why the counts, err e.g. "membership: 1 of 4 ranks
+ *                    left, below --min-ranks 2 ..."; also a joiner whose
+ *                    coordinator closed before the VIEW (find again)
+ *   TR_ERR_TIMEOUT   no coordinator answered in time
+ *   TR_ERR_MISMATCH  STALE/EXCLUDED/DUPLICATE: this process was dropped, or
+ *                    its rank is claimed twice
+ *   TR_ERR_IO, TR_ERR_PROTO.
+ * Also for a process after tr_posix_elastic_find returned 1 (it waits for
+ * its VIEW; position is ignored: it holds no state). */
+int tr_posix_elastic_reform(struct tr_posix_elastic *el, uint64_t position,
+                            struct tr_posix_elastic_round *out, char *err, size_t errlen);
+
+/* Closes the links (gracefully, as tr_posix_close), pending connections,
+ * listen_fd, master_fd. Idempotent. */
+void tr_posix_elastic_close(struct tr_posix_elastic *el);
 
 #endif /* TR_POSIX_H */

@@ -84,4 +84,37 @@ int tr_posix_links_open(struct tr_posix *px, const struct tr_posix_plan *pl,
                         int listen_fd, const struct tr_posix_endpoint *table,
                         char *err, size_t errlen);
 
+/* tr_posix_elastic.c: the membership's connections, shared with the round
+ * (tr_posix_elastic_round.c). */
+struct pollfd;
+enum { TR_POSIX_EL_READING = 0, TR_POSIX_EL_PENDING = 1, TR_POSIX_EL_ACCEPTED = 2 };
+#define TR_POSIX_EL_SLOT_LISTEN (-1)   /* poll set entries that are not conns */
+#define TR_POSIX_EL_SLOT_MASTER (-2)
+#define TR_POSIX_EL_SLOT_OTHER  (-3)   /* and below: the caller's own */
+/* tr_posix_el_ask's outcomes besides 0 (answered) */
+#define TR_EL_ASK_DEAD   1             /* refused or unreachable: not there */
+#define TR_EL_ASK_CLOSED 2             /* closed unanswered */
+#define TR_EL_ASK_SILENT 3             /* took the JOIN, no answer in time */
+
+void tr_posix_el_sleep(int ms);
+int  tr_posix_el_is_coord(const struct tr_posix_elastic *el);
+int  tr_posix_el_send(int fd, const struct tr_el_msg *m, uint32_t deadline);
+void tr_posix_el_join_msg(const struct tr_posix_elastic *el, struct tr_el_msg *m,
+                          uint32_t epoch, uint32_t flags, uint64_t step);
+void tr_posix_el_reply(const struct tr_posix_elastic *el, int *fd, uint32_t answer,
+                       uint32_t coord);
+int  tr_posix_el_read_step(int fd, uint8_t *buf, size_t *got, size_t *total,
+                           uint64_t token, struct tr_el_msg *m);
+int  tr_posix_el_dial(uint32_t addr, uint16_t port, int *fd);
+int  tr_posix_el_ask(const struct tr_posix_elastic *el, uint32_t addr, uint16_t port,
+                     const struct tr_el_msg *m, uint32_t dial_end, uint32_t reply_end,
+                     int *fd, struct tr_el_msg *reply);
+/* listeners and pending conns into pf/slot (closing the silent ones,
+ * shortening *wait to the next such deadline); then act on revents */
+int  tr_posix_el_poll_set(struct tr_posix_elastic *el, struct pollfd *pf, int *slot, int *wait);
+void tr_posix_el_pump(struct tr_posix_elastic *el, const struct pollfd *pf, const int *slot,
+                      int np);
+void tr_posix_el_redirect(struct tr_posix_elastic *el, uint32_t hint, int joiners_only);
+void tr_posix_el_master(struct tr_posix_elastic *el, int force);
+
 #endif /* TR_POSIX_INT_H */

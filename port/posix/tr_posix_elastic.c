@@ -1,0 +1,623 @@
+/* tinyring POSIX port: the elastic membership's connections. A process
+ * keeps its listening port (and, coordinating a tcp:// job, the master port)
+ * open for the whole run; the JOINs that arrive there wait in el->conn for
+ * the next round (tr_posix_elastic_round.c). This file has the start, the
+ * search of a process started again (find), the service between steps,
+ * the close, and the pieces the round shares: message I/O, asking a
+ * process, the pending connections' poll set. */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tr_error.h"
+#include "tr_posix_int.h"
+
+#define DEFAULT_TIMEOUT_MS   60000u
+#define DEFAULT_HANDSHAKE_MS 3000u
+#define MASTER_RETRY_MS      500u    /* the coordinator's next bind attempt */
+#define FIND_HOPS            8       /* NOT_COORD answers followed per pass */
+
+void tr_posix_el_sleep(int ms)
+{
+    struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+    if (ms > 0)
+        nanosleep(&ts, NULL);
+}
+
+int tr_posix_el_is_coord(const struct tr_posix_elastic *el)
+{
+    return el->index == 0 && el->view.n > 0;
+}
+
+/* ---- messages ------------------------------------------------------------ */
+
+int tr_posix_el_send(int fd, const struct tr_el_msg *m, uint32_t deadline)
+{
+    uint8_t out[TR_EL_MAX_BYTES];
+    size_t n = tr_el_encode(m, out, sizeof out);
+    if (!n)
+        return TR_ERR_INVAL;
+    return tr_posix_send_all(fd, out, n, deadline);
+}
+
+void tr_posix_el_join_msg(const struct tr_posix_elastic *el, struct tr_el_msg *m,
+                          uint32_t epoch, uint32_t flags, uint64_t step)
+{
+    memset(m, 0, sizeof *m);
+    m->type = TR_EL_JOIN;
+    m->token = el->cfg.job_token;
+    m->epoch = epoch;
+    m->join.rank = el->cfg.rank;
+    m->join.flags = flags;
+    m->join.step = step;
+    m->join.addr = el->my_addr;
+    m->join.port = el->my_port;
+}
+
+/* Sends REPLY answer (coordinator coord) on *fd, best effort, and closes it. */
+void tr_posix_el_reply(const struct tr_posix_elastic *el, int *fd, uint32_t answer,
+                       uint32_t coord)
+{
+    struct tr_el_msg m;
+    memset(&m, 0, sizeof m);
+    m.type = TR_EL_REPLY;
+    m.token = el->cfg.job_token;
+    m.epoch = el->view.epoch;
+    m.answer = answer;
+    m.coord = coord;
+    tr_posix_el_send(*fd, &m, tr_posix_clock_ms() + 100u);  /* 32 bytes: never waits */
+    tr_posix_close_fd(fd);
+}
+
+/* One step of reading a message into buf (TR_EL_MAX_BYTES): 1 = whole and
+ * decoded into m, 0 = not yet, or TR_ERR_CLOSED / TR_ERR_PROTO. */
+int tr_posix_el_read_step(int fd, uint8_t *buf, size_t *got, size_t *total,
+                          uint64_t token, struct tr_el_msg *m)
+{
+    ssize_t n = recv(fd, buf + *got, *total - *got, MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR))
+        return 0;
+    if (n <= 0)
+        return n == 0 ? TR_ERR_CLOSED : tr_posix_errno_code(errno);
+    *got += (size_t)n;
+    if (!tr_el_prefix_ok(buf, *got))
+        return TR_ERR_PROTO;
+    if (*got == TR_EL_HEAD_BYTES && *total == TR_EL_HEAD_BYTES &&
+        tr_el_head_total(buf, total) < 0)
+        return TR_ERR_PROTO;
+    if (*got < *total)
+        return 0;
+    if (tr_el_decode(buf, *total, m) < 0 || m->token != token)
+        return TR_ERR_PROTO;
+    return 1;
+}
+
+/* A whole message from fd by deadline (nothing else served meanwhile). */
+static int recv_msg(int fd, uint64_t token, uint32_t deadline, struct tr_el_msg *m)
+{
+    uint8_t buf[TR_EL_MAX_BYTES];
+    size_t got = 0, total = TR_EL_HEAD_BYTES;
+    for (;;) {
+        struct pollfd p = { fd, POLLIN, 0 };
+        int left = tr_posix_left_ms(deadline), rc;
+        if (left == 0)
+            return TR_ERR_TIMEOUT;
+        if (poll(&p, 1, left) <= 0)
+            continue;
+        rc = tr_posix_el_read_step(fd, buf, &got, &total, token, m);
+        if (rc != 0)
+            return rc < 0 ? rc : 0;
+    }
+}
+
+/* ---- asking a process ---------------------------------------------------- */
+
+/* Starts a non-blocking connect. Returns 0 (*fd connecting or connected),
+ * or TR_ERR_REFUSED / another tr_err when it failed at once. */
+int tr_posix_el_dial(uint32_t addr, uint16_t port, int *fd)
+{
+    struct sockaddr_in sa;
+    int s = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    *fd = -1;
+    if (s < 0)
+        return tr_posix_errno_code(errno);
+    memset(&sa, 0, sizeof sa);
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = addr;
+    sa.sin_port = htons(port);
+    if (connect(s, (struct sockaddr *)&sa, sizeof sa) < 0 && errno != EINPROGRESS) {
+        int e = errno;
+        close(s);
+        return e == ECONNREFUSED ? TR_ERR_REFUSED : tr_posix_errno_code(e);
+    }
+    *fd = s;
+    return 0;
+}
+
+/* Connects (by dial_end) and sends m, then waits for the answer until
+ * reply_end. Returns 0 with *reply and *fd open; TR_EL_ASK_DEAD (refused or
+ * unreachable), TR_EL_ASK_CLOSED (closed unanswered), TR_EL_ASK_SILENT (no
+ * answer in time). */
+int tr_posix_el_ask(const struct tr_posix_elastic *el, uint32_t addr, uint16_t port,
+                    const struct tr_el_msg *m, uint32_t dial_end, uint32_t reply_end,
+                    int *fd, struct tr_el_msg *reply)
+{
+    struct pollfd p;
+    int e = 0, rc = tr_posix_el_dial(addr, port, fd);
+    socklen_t el_len = sizeof e;
+    if (rc < 0)
+        return TR_EL_ASK_DEAD;
+    p.fd = *fd;
+    p.events = POLLOUT;
+    p.revents = 0;
+    if (poll(&p, 1, tr_posix_left_ms(dial_end)) <= 0 ||
+        getsockopt(*fd, SOL_SOCKET, SO_ERROR, &e, &el_len) < 0 || e != 0) {
+        tr_posix_close_fd(fd);
+        return TR_EL_ASK_DEAD;         /* refused, unreachable, or no SYN-ACK */
+    }
+    rc = tr_posix_el_send(*fd, m, tr_posix_clock_ms() + el->cfg.handshake_ms);
+    if (rc == 0)
+        rc = recv_msg(*fd, el->cfg.job_token, reply_end, reply);
+    if (rc == 0 && reply->type == TR_EL_REPLY)
+        return 0;
+    tr_posix_close_fd(fd);
+    if (rc == TR_ERR_TIMEOUT)
+        return TR_EL_ASK_SILENT;
+    return TR_EL_ASK_CLOSED;           /* closed, reset, or not our message */
+}
+
+/* ---- pending connections ------------------------------------------------- */
+
+static void conn_read(struct tr_posix_elastic *el, struct tr_posix_el_conn *c);
+
+static void conn_accept(struct tr_posix_elastic *el, int lfd)
+{
+    for (;;) {
+        int k, fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0)
+            return;
+        for (k = 0; k < TR_POSIX_EL_CONNS && el->conn[k].fd >= 0; k++)
+            ;
+        if (k == TR_POSIX_EL_CONNS) {          /* full: refuse this one */
+            close(fd);
+            continue;
+        }
+        el->conn[k].fd = fd;
+        el->conn[k].since = tr_posix_clock_ms();
+        el->conn[k].state = TR_POSIX_EL_READING;
+        el->conn[k].got = 0;
+        conn_read(el, &el->conn[k]);           /* the JOIN is often there already */
+    }
+}
+
+/* The JOIN in c->buf is whole: keep it if it is one of this job's. */
+static void conn_judge(struct tr_posix_elastic *el, struct tr_posix_el_conn *c)
+{
+    struct tr_el_msg m;
+    if (tr_el_decode(c->buf, sizeof c->buf, &m) < 0 || m.type != TR_EL_JOIN ||
+        m.token != el->cfg.job_token) {
+        tr_posix_close_fd(&c->fd);             /* another job's gets nothing */
+        return;
+    }
+    c->epoch = m.epoch;
+    c->join = m.join;
+    c->state = TR_POSIX_EL_PENDING;
+    if (c->join.addr == 0) {                   /* "where you see me from" */
+        struct sockaddr_in sa;
+        socklen_t len = sizeof sa;
+        if (getpeername(c->fd, (struct sockaddr *)&sa, &len) == 0)
+            c->join.addr = sa.sin_addr.s_addr;
+    }
+}
+
+/* Reads what c sent: a JOIN, partial reads kept; garbage closed at its
+ * first wrong byte. A whole JOIN says nothing more: EOF or bytes end it. */
+static void conn_read(struct tr_posix_elastic *el, struct tr_posix_el_conn *c)
+{
+    size_t total;
+    ssize_t n;
+    if (c->state != TR_POSIX_EL_READING) {
+        uint8_t extra;
+        n = recv(c->fd, &extra, 1, MSG_DONTWAIT);
+        if (n < 0 && (errno == EAGAIN || errno == EINTR))
+            return;
+        tr_posix_close_fd(&c->fd);
+        return;
+    }
+    n = recv(c->fd, c->buf + c->got, sizeof c->buf - c->got, MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR))
+        return;
+    if (n <= 0) {
+        tr_posix_close_fd(&c->fd);
+        return;
+    }
+    c->got = (uint8_t)(c->got + n);
+    if (!tr_el_prefix_ok(c->buf, c->got) ||
+        (c->got >= TR_EL_HEAD_BYTES && (tr_el_head_total(c->buf, &total) < 0 ||
+                                        total != sizeof c->buf || c->buf[6] != TR_EL_JOIN))) {
+        tr_posix_close_fd(&c->fd);
+        return;
+    }
+    if (c->got == sizeof c->buf)
+        conn_judge(el, c);
+}
+
+int tr_posix_el_poll_set(struct tr_posix_elastic *el, struct pollfd *pf, int *slot,
+                         int *wait)
+{
+    uint32_t now = tr_posix_clock_ms();
+    int np = 0, i;
+    if (el->listen_fd >= 0) {
+        pf[np].fd = el->listen_fd; pf[np].events = POLLIN; pf[np].revents = 0;
+        slot[np++] = TR_POSIX_EL_SLOT_LISTEN;
+    }
+    if (el->master_fd >= 0) {
+        pf[np].fd = el->master_fd; pf[np].events = POLLIN; pf[np].revents = 0;
+        slot[np++] = TR_POSIX_EL_SLOT_MASTER;
+    }
+    for (i = 0; i < TR_POSIX_EL_CONNS; i++) {
+        struct tr_posix_el_conn *c = &el->conn[i];
+        if (c->fd < 0)
+            continue;
+        if (c->state == TR_POSIX_EL_READING) {
+            int32_t d = (int32_t)(c->since + el->cfg.handshake_ms - now);
+            if (d <= 0) {                      /* silent too long: close */
+                tr_posix_close_fd(&c->fd);
+                continue;
+            }
+            if (d < *wait)
+                *wait = d;
+        }
+        pf[np].fd = c->fd; pf[np].events = POLLIN; pf[np].revents = 0;
+        slot[np++] = i;
+    }
+    return np;
+}
+
+void tr_posix_el_pump(struct tr_posix_elastic *el, const struct pollfd *pf, const int *slot,
+                      int np)
+{
+    int i;
+    for (i = 0; i < np; i++) {
+        if (!pf[i].revents)
+            continue;
+        if (slot[i] >= 0 && el->conn[slot[i]].fd == pf[i].fd)
+            conn_read(el, &el->conn[slot[i]]);
+        else if (slot[i] == TR_POSIX_EL_SLOT_LISTEN)
+            conn_accept(el, el->listen_fd);
+        else if (slot[i] == TR_POSIX_EL_SLOT_MASTER && el->master_fd >= 0)
+            conn_accept(el, el->master_fd);
+    }
+}
+
+/* Every whole JOIN waiting here gets NOT_COORD(hint) (this process follows
+ * hint in this round, or is not the coordinator between rounds). */
+void tr_posix_el_redirect(struct tr_posix_elastic *el, uint32_t hint, int joiners_only)
+{
+    int i;
+    for (i = 0; i < TR_POSIX_EL_CONNS; i++) {
+        struct tr_posix_el_conn *c = &el->conn[i];
+        if (c->fd < 0 || c->state != TR_POSIX_EL_PENDING)
+            continue;
+        if (!joiners_only || (c->join.flags & TR_EL_JOINER) || c->epoch < el->view.epoch)
+            tr_posix_el_reply(el, &c->fd, TR_EL_NOT_COORD, hint);
+    }
+}
+
+/* ---- listening sockets ----------------------------------------------------- */
+
+/* Listens on addr:port (SO_REUSEADDR; addr not this host's: every address),
+ * with the links' socket options. Returns 0 or a tr_err with a message. */
+static int listen_on(const struct tr_posix_elastic *el, uint32_t addr, uint16_t port, int *fd,
+                     uint16_t *bound, int backlog, char *err, size_t errlen)
+{
+    struct sockaddr_in sa;
+    socklen_t len = sizeof sa;
+    char ab[32];
+    int one = 1, b, s = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (s < 0)
+        return tr_posix_fail(err, errlen, TR_ERR_IO, "socket: %s", strerror(errno));
+    setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    tr_posix_link_opts(s, el->cfg.sndbuf, el->cfg.rcvbuf);
+    memset(&sa, 0, sizeof sa);
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = addr;
+    sa.sin_port = htons(port);
+    b = bind(s, (struct sockaddr *)&sa, sizeof sa);
+    if (b < 0 && errno == EADDRNOTAVAIL) {
+        sa.sin_addr.s_addr = htonl(INADDR_ANY);
+        b = bind(s, (struct sockaddr *)&sa, sizeof sa);
+    }
+    if (b < 0 || listen(s, backlog) < 0 || getsockname(s, (struct sockaddr *)&sa, &len) < 0) {
+        int e = errno, code = tr_posix_errno_code(e);
+        close(s);
+        return tr_posix_fail(err, errlen, code == TR_ERR_ADDRINUSE ? code : TR_ERR_IO,
+                             "rank %u: cannot listen on %s:%u: %s", el->cfg.rank,
+                             tr_posix_ntoa(addr, ab, sizeof ab), port, strerror(e));
+    }
+    *fd = s;
+    if (bound)
+        *bound = ntohs(sa.sin_port);
+    return 0;
+}
+
+/* tcp://: the coordinator serves the master port (so a process started
+ * again finds the job), everyone else lets it go. force: try to bind now
+ * (else at most every MASTER_RETRY_MS: the previous holder may not have
+ * let go yet). */
+void tr_posix_el_master(struct tr_posix_elastic *el, int force)
+{
+    uint32_t now = tr_posix_clock_ms();
+    if (!el->cfg.master_addr)
+        return;
+    if (!tr_posix_el_is_coord(el)) {
+        if (el->master_fd >= 0) {
+            conn_accept(el, el->master_fd);    /* they get NOT_COORD, not a reset */
+            tr_posix_close_fd(&el->master_fd);
+        }
+        return;
+    }
+    if (el->master_fd >= 0 || (!force && (int32_t)(now - el->master_retry) < 0))
+        return;
+    el->master_retry = now + MASTER_RETRY_MS;
+    if (listen_on(el, el->cfg.master_addr, el->cfg.master_port, &el->master_fd, NULL, 128,
+                  NULL, 0) < 0)
+        el->master_fd = -1;
+}
+
+/* ---- start, service, close ----------------------------------------------- */
+
+/* Copies cfg with its defaults; every descriptor closed. */
+static int el_init(struct tr_posix_elastic *el, const struct tr_posix_elastic_config *cfg,
+                   char *err, size_t errlen)
+{
+    int i;
+    memset(el, 0, sizeof *el);
+    el->px.fd[0] = el->px.fd[1] = -1;
+    el->listen_fd = el->master_fd = el->coord_fd = -1;
+    el->index = -1;
+    for (i = 0; i < TR_POSIX_EL_CONNS; i++)
+        el->conn[i].fd = -1;
+    if (err && errlen)
+        err[0] = 0;
+    el->cfg = *cfg;
+    el->cfg.table = NULL;
+    if (!el->cfg.timeout_ms)
+        el->cfg.timeout_ms = DEFAULT_TIMEOUT_MS;
+    if (!el->cfg.handshake_ms)
+        el->cfg.handshake_ms = DEFAULT_HANDSHAKE_MS;
+    if (!el->cfg.min_ranks)
+        el->cfg.min_ranks = 1;
+    if (cfg->world < 1 || cfg->world > TR_POSIX_MAX_WORLD || cfg->rank >= cfg->world)
+        return tr_posix_fail(err, errlen, TR_ERR_INVAL,
+                             "elastic: rank %u of world %u is out of range", cfg->rank,
+                             cfg->world);
+    return 0;
+}
+
+int tr_posix_elastic_start(struct tr_posix_elastic *el, const struct tr_posix_elastic_config *cfg,
+                           struct tr_posix *px, char *err, size_t errlen)
+{
+    uint32_t addr[TR_POSIX_MAX_WORLD];
+    uint16_t port[TR_POSIX_MAX_WORLD];
+    uint32_t i;
+    int rc = el_init(el, cfg, err, errlen);
+    if (rc == 0 && (!cfg->table || px->rank != (int)cfg->rank || px->world != (int)cfg->world))
+        rc = tr_posix_fail(err, errlen, TR_ERR_INVAL,
+                           "elastic: no address table, or the ring (rank %d of %d) is not "
+                           "rank %u of %u", px->rank, px->world, cfg->rank, cfg->world);
+    if (rc < 0)
+        return rc;
+    for (i = 0; i < cfg->world; i++) {
+        addr[i] = cfg->table[i].addr;
+        port[i] = cfg->table[i].port;
+    }
+    tr_el_view_initial(&el->view, cfg->world, addr, port);
+    el->index = (int)cfg->rank;
+    el->my_addr = addr[cfg->rank];
+    el->my_port = port[cfg->rank];
+    if (cfg->world > 1) {
+        rc = listen_on(el, el->my_addr, el->my_port, &el->listen_fd, NULL, 64, err, errlen);
+        if (rc < 0)
+            return rc;
+    }
+    el->px = *px;                             /* the links move into el */
+    px->fd[0] = px->fd[1] = -1;
+    tr_posix_el_master(el, 1);
+    return 0;
+}
+
+/* Between rounds: answers what this process should not keep. Returns the
+ * joiners waiting for a round (coordinator only). */
+static int service_answer(struct tr_posix_elastic *el)
+{
+    const struct tr_el_view *v = &el->view;
+    int i, waiting = 0;
+    if (!tr_posix_el_is_coord(el)) {
+        tr_posix_el_redirect(el, v->m[0].rank, 1);
+        return 0;
+    }
+    for (i = 0; i < TR_POSIX_EL_CONNS; i++) {
+        struct tr_posix_el_conn *c = &el->conn[i];
+        const struct tr_el_join *j = &c->join;
+        if (c->fd < 0 || c->state != TR_POSIX_EL_PENDING)
+            continue;
+        if ((j->flags & TR_EL_JOINER) && j->rank >= el->cfg.world)
+            tr_posix_el_reply(el, &c->fd, TR_EL_EXCLUDED, el->cfg.rank);
+        else if ((j->flags & TR_EL_JOINER) && c->epoch != TR_EL_ANY_EPOCH)
+            tr_posix_el_reply(el, &c->fd, TR_EL_STALE, el->cfg.rank);
+        else if (j->flags & TR_EL_JOINER)
+            waiting += tr_el_view_index(v, j->rank) < 0;
+        else if (c->epoch < v->epoch)
+            tr_posix_el_reply(el, &c->fd, tr_el_view_index(v, j->rank) < 0 ? TR_EL_EXCLUDED
+                                                                         : TR_EL_STALE,
+                              el->cfg.rank);
+    }
+    return waiting;
+}
+
+int tr_posix_elastic_service(struct tr_posix_elastic *el)
+{
+    struct pollfd pf[TR_POSIX_EL_CONNS + 2];
+    int slot[TR_POSIX_EL_CONNS + 2], np, wait = 0;
+    if (el->view.n == 0)
+        return 0;
+    tr_posix_el_master(el, 0);
+    np = tr_posix_el_poll_set(el, pf, slot, &wait);
+    if (np > 0 && poll(pf, (nfds_t)np, 0) > 0)
+        tr_posix_el_pump(el, pf, slot, np);
+    return service_answer(el);
+}
+
+void tr_posix_elastic_close(struct tr_posix_elastic *el)
+{
+    int i;
+    tr_posix_close(&el->px);
+    for (i = 0; i < TR_POSIX_EL_CONNS; i++)
+        tr_posix_close_fd(&el->conn[i].fd);
+    tr_posix_close_fd(&el->listen_fd);
+    tr_posix_close_fd(&el->master_fd);
+    tr_posix_close_fd(&el->coord_fd);
+}
+
+/* ---- find: a process started again ----------------------------------------- */
+
+/* A refusal that ends the search. */
+static int find_refused(const struct tr_posix_elastic *el, const struct tr_el_msg *r,
+                        char *err, size_t errlen)
+{
+    if (r->answer == TR_EL_DUPLICATE)
+        return tr_posix_fail(err, errlen, TR_ERR_MISMATCH,
+                             "rank %u is a live member of the job (rank %u coordinates)",
+                             el->cfg.rank, r->coord);
+    if (r->answer == TR_EL_EXCLUDED)
+        return tr_posix_fail(err, errlen, TR_ERR_MISMATCH,
+                             "rank %u is not a rank of the running job (world %u?); "
+                             "rank %u refused it", el->cfg.rank, el->cfg.world, r->coord);
+    return tr_posix_fail(err, errlen, TR_ERR_PROTO,
+                         "rank %u: the job's rank %u answered %u to a joiner", el->cfg.rank,
+                         r->coord, r->answer);
+}
+
+/* Accepted by the process at fd: keep the connection for the VIEW. */
+static int find_accepted(struct tr_posix_elastic *el, int fd, uint32_t coord)
+{
+    el->coord_fd = fd;
+    el->coord_rank = coord;
+    return 1;
+}
+
+/* tcp://: the master port, served by the coordinator. Returns as find. */
+static int find_master(struct tr_posix_elastic *el, uint32_t wait_ms, char *err, size_t errlen)
+{
+    const struct tr_posix_elastic_config *c = &el->cfg;
+    uint32_t deadline = tr_posix_clock_ms() + wait_ms;
+    struct tr_el_msg m, r;
+    char ab[32];
+    int fd, rc;
+    /* listen_addr 0: every address here, and the JOIN says 0, which the
+     * coordinator reads as "the address you see me from" */
+    el->my_addr = c->listen_addr;
+    rc = listen_on(el, el->my_addr, c->listen_port, &el->listen_fd, &el->my_port, 64, err,
+                   errlen);
+    if (rc < 0)
+        return rc;
+    for (;;) {
+        tr_posix_el_join_msg(el, &m, TR_EL_ANY_EPOCH, TR_EL_JOINER, 0);
+        rc = tr_posix_el_ask(el, c->master_addr, c->master_port, &m,
+                             tr_posix_clock_ms() + c->handshake_ms, deadline, &fd, &r);
+        if (rc == TR_EL_ASK_DEAD || rc == TR_EL_ASK_CLOSED)
+            return 0;
+        if (rc == TR_EL_ASK_SILENT || (rc == 0 && r.answer == TR_EL_NOT_COORD &&
+                                       tr_posix_left_ms(deadline) == 0))
+            break;
+        if (r.answer == TR_EL_ACCEPT)
+            return find_accepted(el, fd, r.coord);
+        tr_posix_close_fd(&fd);
+        if (r.answer != TR_EL_NOT_COORD)
+            return find_refused(el, &r, err, errlen);
+        tr_posix_el_sleep(100);            /* the coordinator takes the port over */
+    }
+    return tr_posix_fail(err, errlen, TR_ERR_TIMEOUT,
+                         "rank %u: the job at %s:%u did not accept it within %u ms",
+                         c->rank, tr_posix_ntoa(c->master_addr, ab, sizeof ab),
+                         c->master_port, wait_ms);
+}
+
+/* One pass over the static table from rank k. *seen: some process kept the
+ * connection without answering (1) or closed it (2). Returns as find. */
+static int find_pass(struct tr_posix_elastic *el, const struct tr_posix_endpoint *table,
+                     uint32_t wait_ms, int *seen, char *err, size_t errlen)
+{
+    const struct tr_posix_elastic_config *c = &el->cfg;
+    struct tr_el_msg m, r;
+    uint32_t k = c->rank == 0 ? 1 : 0;
+    int fd, rc, hops = 0;
+    tr_posix_el_join_msg(el, &m, TR_EL_ANY_EPOCH, TR_EL_JOINER, 0);
+    while (k < c->world) {
+        uint32_t now = tr_posix_clock_ms(), next = k + 1 == c->rank ? k + 2 : k + 1;
+        rc = tr_posix_el_ask(el, table[k].addr, table[k].port, &m, now + c->handshake_ms,
+                             now + wait_ms, &fd, &r);
+        if (rc == TR_EL_ASK_SILENT)
+            *seen |= 1;
+        if (rc == TR_EL_ASK_CLOSED)
+            *seen |= 2;
+        if (rc == 0 && r.answer == TR_EL_ACCEPT)
+            return find_accepted(el, fd, r.coord);
+        tr_posix_close_fd(&fd);
+        if (rc == 0 && r.answer != TR_EL_NOT_COORD)
+            return find_refused(el, &r, err, errlen);
+        if (rc == 0 && r.coord < c->world && r.coord != c->rank && hops++ < FIND_HOPS)
+            next = r.coord;
+        k = next;
+    }
+    return 0;
+}
+
+/* Static table: ask the other ranks' entries. Returns as find. */
+static int find_table(struct tr_posix_elastic *el, const struct tr_posix_endpoint *table,
+                      uint32_t wait_ms, char *err, size_t errlen)
+{
+    int pass, seen = 0, rc = 0;
+    el->my_addr = table[el->cfg.rank].addr;
+    el->my_port = table[el->cfg.rank].port;
+    /* a running job's member may be between its links and its listener for
+     * a moment (it closes what is not a link hello): one more pass then */
+    for (pass = 0; pass < 2 && rc == 0; pass++) {
+        seen &= 1;
+        rc = find_pass(el, table, wait_ms, &seen, err, errlen);
+        if (rc != 0 || !(seen & 2))
+            break;
+        tr_posix_el_sleep(50);
+    }
+    if (rc == 1) {    /* accepted: listen on this rank's entry for the links */
+        int lr = listen_on(el, el->my_addr, el->my_port, &el->listen_fd, NULL, 64, err, errlen);
+        rc = lr < 0 ? lr : 1;
+    } else if (rc == 0 && (seen & 1))
+        rc = tr_posix_fail(err, errlen, TR_ERR_TIMEOUT,
+                           "rank %u: a process of the job took the JOIN but no coordinator "
+                           "answered within %u ms", el->cfg.rank, wait_ms);
+    return rc;
+}
+
+int tr_posix_elastic_find(struct tr_posix_elastic *el, const struct tr_posix_elastic_config *cfg,
+                          uint32_t wait_ms, char *err, size_t errlen)
+{
+    int rc = el_init(el, cfg, err, errlen);
+    if (rc == 0 && !cfg->master_addr && !cfg->table)
+        rc = tr_posix_fail(err, errlen, TR_ERR_INVAL,
+                           "elastic: neither a master address nor an address table");
+    if (rc == 0 && cfg->master_addr)
+        rc = find_master(el, wait_ms, err, errlen);
+    else if (rc == 0)
+        rc = find_table(el, cfg->table, wait_ms, err, errlen);
+    if (rc != 1)
+        tr_posix_elastic_close(el);
+    return rc;
+}
