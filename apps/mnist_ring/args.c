@@ -38,6 +38,9 @@ static const char usage[] =
 "    --iface NAME          listen for ring links on this interface's address\n"
 "    --job-token STR       ranks of one job share it; others are refused\n"
 "    --timeout S           a collective without progress for S seconds fails (60)\n"
+"    --elastic             a lost rank does not end the job: the others go on, and a\n"
+"                          rank started again with the same command line rejoins\n"
+"    --min-ranks M         --elastic: stop (with a checkpoint) below M ranks (1)\n"
 "  output\n"
 "    --quiet               no progress line within an epoch\n"
 "    --debug-param-hash    every rank prints a hash of its parameters per step\n";
@@ -84,7 +87,8 @@ static int num_f(const char *opt, const char *s, float lo, float hi, float *out)
 enum {
     O_EPOCHS = 256, O_BATCH, O_LR, O_MOM, O_SEED, O_ALGO, O_DATA, O_CKPT, O_CKPT_EVERY,
     O_RESUME, O_METRICS, O_PLOT, O_PLOT_FROM, O_SAVE, O_NPROC, O_INIT, O_RANK, O_WORLD,
-    O_IFACE, O_TOKEN, O_TIMEOUT, O_MAXSTEPS, O_HASH, O_QUIET, O_HELP, O_PEERS
+    O_IFACE, O_TOKEN, O_TIMEOUT, O_MAXSTEPS, O_HASH, O_QUIET, O_HELP, O_PEERS, O_ELASTIC,
+    O_MIN_RANKS
 };
 
 int mr_args_parse(struct mr_args *a, int argc, char **argv)
@@ -101,6 +105,7 @@ int mr_args_parse(struct mr_args *a, int argc, char **argv)
         { "job-token", 1, 0, O_TOKEN }, { "timeout", 1, 0, O_TIMEOUT },
         { "max-steps", 1, 0, O_MAXSTEPS }, { "debug-param-hash", 0, 0, O_HASH },
         { "quiet", 0, 0, O_QUIET }, { "help", 0, 0, O_HELP }, { "peers", 1, 0, O_PEERS },
+        { "elastic", 0, 0, O_ELASTIC }, { "min-ranks", 1, 0, O_MIN_RANKS },
         { 0, 0, 0, 0 }
     };
     char o[32];                 /* the flag being parsed, "--name", for messages */
@@ -117,6 +122,7 @@ int mr_args_parse(struct mr_args *a, int argc, char **argv)
     a->rank = -1;
     a->world = -1;
     a->timeout_s = 60;
+    a->min_ranks = 1;
     opterr = 0;
     for (;;) {
         li = -1;
@@ -160,6 +166,8 @@ int mr_args_parse(struct mr_args *a, int argc, char **argv)
         case O_MAXSTEPS: if (num_u64(o, optarg, 1, UINT64_MAX, &v)) return -1; a->max_steps = v; break;
         case O_HASH: a->debug_param_hash = 1; break;
         case O_QUIET: a->quiet = 1; break;
+        case O_ELASTIC: a->elastic = 1; break;
+        case O_MIN_RANKS: if (num_u64(o, optarg, 1, 256, &v)) return -1; a->min_ranks = (unsigned)v; break;
         case 'h': case O_HELP: fputs(usage, stdout); return 1;
         default:
             fprintf(stderr, "mnist_ring: unknown or incomplete option '%s'\n%s", argv[optind - 1], usage);
@@ -183,6 +191,10 @@ int mr_args_parse(struct mr_args *a, int argc, char **argv)
     }
     if (a->checkpoint_every && !a->checkpoint) {
         fprintf(stderr, "mnist_ring: --checkpoint-every needs --checkpoint FILE\n");
+        return -1;
+    }
+    if (a->min_ranks > 1 && !a->elastic) {
+        fprintf(stderr, "mnist_ring: --min-ranks needs --elastic\n");
         return -1;
     }
     if ((a->nproc > 0) + (a->init_method != NULL) + (a->peers != NULL) > 1) {

@@ -173,13 +173,31 @@ static int start_ranks(struct mr_local *l, const struct mr_args *a, const struct
     return 0;
 }
 
-/* --nproc: fork N ranks that meet on 127.0.0.1; the first failure stops all,
- * so does SIGINT or SIGTERM. */
+/* --elastic: a rank killed by a signal is a lost rank, the others go on
+ * without it; one that exits 1 failed the job. */
+static void elastic_child(int r, int status, int *finished, int *failed)
+{
+    char how[128];
+    if (!failed_status(status)) {
+        (*finished)++;
+        return;
+    }
+    describe(how, sizeof how, status);
+    if (WIFSIGNALED(status)) {
+        fprintf(stderr, "mnist_ring: rank %d %s; the elastic ring goes on without it\n", r, how);
+        return;
+    }
+    fprintf(stderr, "mnist_ring: rank %d %s\n", r, how);
+    *failed = 1;
+}
+
+/* --nproc: fork N ranks that meet on 127.0.0.1; the first failure stops all
+ * (unless --elastic), so does SIGINT or SIGTERM. */
 static int launch_local(const struct mr_args *a, const struct mr_dataset *train,
                         const struct mr_dataset *test)
 {
     static struct mr_local l;
-    int failed = 0, port = free_port();
+    int failed = 0, finished = 0, port = free_port();
     char url[64], token[128];
 
     if (port < 0) {
@@ -210,11 +228,15 @@ static int launch_local(const struct mr_args *a, const struct mr_dataset *train,
         if (p < 0)
             break;
         r = reap(&l, p);
-        if (r >= 0 && failed_status(status) && !failed) {
+        if (r >= 0 && a->elastic) {
+            elastic_child(r, status, &finished, &failed);
+        } else if (r >= 0 && failed_status(status) && !failed) {
             report_failure(&l, r, status);
             failed = 1;
         }
     }
+    if (a->elastic)     /* the job finished if a rank did and none failed otherwise */
+        return finished > 0 && !failed ? 0 : 1;
     return failed ? 1 : 0;
 }
 

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "ckpt.h"
+#include "elastic.h"
 #include "report.h"
 #include "tinyring.h"
 #include "tr_posix.h"
@@ -35,6 +36,8 @@ struct mr_rank {
     struct tr_posix px;
     struct tr_transport tp;
     int have_px;
+    struct mr_elastic *e;     /* --elastic: membership and the links (px unused) */
+    int started;              /* the first TR_TRAIN_START was seen */
     struct tr_train t;
     void *arena;
     void *state;              /* tr_train_state_size bytes, for the files */
@@ -83,6 +86,17 @@ static int join(struct mr_rank *r, const char *init_method, const struct mr_peer
 
     r->rank = rank < 0 ? 0 : rank;
     r->world = world < 1 ? 1 : world;
+    if (a->elastic && (peers || init_method)) {
+        if (!(r->e = calloc(1, sizeof *r->e))) {
+            fprintf(stderr, "mnist_ring: out of memory\n");
+            return TR_ERR_NOMEM;
+        }
+        if ((rc = mr_elastic_join(r->e, a, init_method, peers, rank, world, job_token, &r->rank,
+                                  &r->world)) < 0)
+            return rc;
+        tr_posix_transport(&r->e->el.px, &r->tp);
+        return 0;
+    }
     if (peers) {
         r->world = peers->world;
         if (r->world == 1)
@@ -169,6 +183,7 @@ static int setup(struct mr_rank *r, const char *job_token)
     c.job_token = tr_posix_token(job_token);
     c.timeout_ms = a->timeout_s * 1000u;
     c.segment_bytes = a->peers ? MR_PEERS_SEGMENT : 0;
+    c.elastic = a->elastic;
     c.clock_us = clock_us;
     if ((rc = tr_train_arena_size(&c, &bytes)) < 0) {
         fprintf(stderr, "mnist_ring: trainer: %s\n", tr_strerror(rc));
@@ -206,6 +221,14 @@ static int save_state(struct mr_rank *r, int kind, const char *path, const char 
     return rc;
 }
 
+/* --elastic, below --min-ranks: the member holding the latest state writes
+ * it, whatever its rank. */
+static int save_latest(void *ctx)
+{
+    struct mr_rank *r = ctx;
+    return save_state(r, TR_STATE_CHECKPOINT, r->a->checkpoint, "checkpoint");
+}
+
 static int save_ckpt(struct mr_rank *r)
 {
     if (r->rank != 0)
@@ -230,6 +253,13 @@ static int start(struct mr_rank *r)
     char err[1024];
     int rc;
 
+    if (r->e && r->e->joiner) {   /* the ring's state arrives at the resync */
+        const struct tr_posix_elastic_round *o = &r->e->round;
+        if ((rc = tr_train_begin(&r->t, NULL, 0)) < 0)
+            return rc;
+        return tr_train_reform(&r->t, o->rank, o->world, o->world > 1 ? &r->tp : NULL,
+                               o->source);
+    }
     if (r->rank != 0 || !a->resume || access(a->checkpoint, F_OK) != 0) {
         if (r->rank == 0 && a->resume)
             printf("no checkpoint at %s yet: starting from scratch\n", a->checkpoint);
@@ -270,26 +300,36 @@ static int start(struct mr_rank *r)
 
 /* --debug-param-hash: this rank's loss (its float bits) and parameter hash
  * after a step, in the lines the boards print too */
+/* The rank a process is known by in its lines: its ring rank, or with
+ * --elastic its original one (the ring's changes). */
+static int id_of(const struct mr_rank *r)
+{
+    return r->e ? (int)r->e->rank : r->rank;
+}
+
 static void print_hash(const struct mr_rank *r, uint64_t step, float loss)
 {
     uint32_t bits;
     memcpy(&bits, &loss, sizeof bits);
-    fprintf(stderr, "loss-bits rank %d step %llu %08x\n", r->rank, (unsigned long long)step,
+    fprintf(stderr, "loss-bits rank %d step %llu %08x\n", id_of(r), (unsigned long long)step,
             (unsigned)bits);
-    fprintf(stderr, "param-hash rank %d step %llu %016llx\n", r->rank, (unsigned long long)step,
+    fprintf(stderr, "param-hash rank %d step %llu %016llx\n", id_of(r), (unsigned long long)step,
             (unsigned long long)tr_train_hash(r->t.model.params, r->t.model.n_params));
 }
 
 static void on_start(struct mr_rank *r, const struct tr_train_report *rep)
 {
     const struct mr_args *a = r->a;
-    if (r->rank == 0 && rep->epoch == 0 && rep->step == 0)
+    int first = !r->started;
+    r->started = 1;
+    if (r->rank == 0 && first && rep->epoch == 0 && rep->step == 0)
         printf("training %u epoch%s on %d rank%s: %u train / %u test samples, batch %u per rank, "
                "%u steps per epoch, lr %g, momentum %g, allreduce %s\n",
                a->epochs, a->epochs == 1 ? "" : "s", r->world, r->world == 1 ? "" : "s",
                (unsigned)r->train->n, (unsigned)r->test->n, a->batch, (unsigned)rep->steps,
                (double)a->lr, (double)a->momentum, mr_algo_name(a->algo));
-    if (r->rank == 0 && a->metrics && !(a->resume && rep->global_step > 0)) {
+    if (r->rank == 0 && first && a->metrics && !(a->resume && rep->global_step > 0) &&
+        !(r->e && r->e->joiner)) {
         FILE *f = fopen(a->metrics, "w");  /* a fresh run starts a fresh file */
         if (f)
             fclose(f);
@@ -370,7 +410,7 @@ static long right_silent_ms(const struct mr_rank *r)
 {
     struct tcp_info ti;
     socklen_t len = sizeof ti;
-    int fd = r->have_px ? r->px.fd[TR_RIGHT] : -1;
+    int fd = r->e ? r->e->el.px.fd[TR_RIGHT] : r->have_px ? r->px.fd[TR_RIGHT] : -1;
     if (fd < 0 || getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0 || ti.tcpi_unacked == 0)
         return -1;
     return (long)ti.tcpi_last_ack_recv;
@@ -474,6 +514,8 @@ static int next_event(struct mr_rank *r, struct tr_train_report *rep)
     for (;;) {
         if (mr_interrupted)
             return MR_INTERRUPTED;
+        if (r->e)
+            mr_elastic_service(r->e, &r->t);
         if ((ev = tr_train_poll(&r->t, rep)) != TR_ERR_AGAIN)
             return ev < 0 && mr_interrupted ? MR_INTERRUPTED : ev;
         if ((ev = tr_train_wait(&r->t, 250)) < 0)
@@ -486,7 +528,16 @@ static int run(struct mr_rank *r)
     struct tr_train_report rep;
     int ev;
     while ((ev = next_event(r, &rep)) > 0) {
+        if (r->e)
+            mr_elastic_event(r->e, &r->t, ev);
         switch (ev) {
+        case TR_TRAIN_LOST:
+        case TR_TRAIN_CHANGE:
+            if (mr_elastic_reform(r->e, r->a, &r->t, &r->tp, save_latest, r) < 0)
+                return TR_ERR_CLOSED;
+            r->rank = r->t.cfg.rank;
+            r->world = r->t.cfg.world;
+            break;
         case TR_TRAIN_START:
             on_start(r, &rep);
             break;
@@ -515,7 +566,7 @@ static int finish(struct mr_rank *r)
 {
     const struct mr_args *a = r->a;
     if (a->debug_param_hash)
-        fprintf(stderr, "final-hash rank %d params %016llx buffers %016llx\n", r->rank,
+        fprintf(stderr, "final-hash rank %d params %016llx buffers %016llx\n", id_of(r),
                 (unsigned long long)tr_train_hash(r->t.model.params, r->t.model.n_params),
                 (unsigned long long)tr_train_hash(r->t.model.buffers, r->t.model.n_buffers));
     if (r->rank != 0)
@@ -538,6 +589,10 @@ static void teardown(struct mr_rank *r)
 {
     if (r->have_px)
         tr_posix_close(&r->px);
+    if (r->e) {
+        tr_posix_elastic_close(&r->e->el);
+        free(r->e);
+    }
     free(r->arena);
     free(r->state);
 }
