@@ -8,6 +8,7 @@ POSIX_CFLAGS := $(HOST_CFLAGS) -Iport/posix
 POSIX_LIB    := $(BUILD)/libtinyring_posix.a
 POSIX_NODE   := $(BUILD)/test/posix/tr_posix_node
 POSIX_UNIT   := $(BUILD)/test/posix/test_posix_unit
+POSIX_ELASTIC := $(BUILD)/test/posix/test_elastic_posix
 COMM_BENCH   := $(BUILD)/bench/comm/tr_bench_comm
 COMM_MPI     := $(BUILD)/bench/comm/mpi_bench_comm
 
@@ -27,6 +28,10 @@ $(POSIX_UNIT): test/posix/test_posix_unit.c $(POSIX_LIB) $(BUILD)/libtinyring.a 
 	@mkdir -p $(dir $@)
 	$(CC) $(POSIX_CFLAGS) -Itest $< -o $@ $(POSIX_LIB) $(BUILD)/libtinyring.a
 
+$(POSIX_ELASTIC): test/posix/test_elastic_posix.c $(POSIX_LIB) $(BUILD)/libtinyring.a $(POSIX_HDRS) test/harness.h
+	@mkdir -p $(dir $@)
+	$(CC) $(POSIX_CFLAGS) -Itest $< -o $@ $(POSIX_LIB) $(BUILD)/libtinyring.a
+
 $(COMM_BENCH): bench/comm/tr_bench_comm.c $(POSIX_LIB) $(BUILD)/libtinyring.a $(POSIX_HDRS) $(CORE_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(POSIX_CFLAGS) -O3 $< -o $@ $(POSIX_LIB) $(BUILD)/libtinyring.a
@@ -39,9 +44,10 @@ $(COMM_MPI): bench/comm/mpi_bench_comm.c
 .PHONY: posix-lib test-posix bench-comm
 posix-lib: $(POSIX_LIB)
 
-test-posix: $(POSIX_NODE) $(POSIX_UNIT)
+test-posix: $(POSIX_NODE) $(POSIX_UNIT) $(POSIX_ELASTIC)
 	@mkdir -p $(TR_RESULTS)
 	timeout 60 $(POSIX_UNIT)
+	timeout 90 $(POSIX_ELASTIC)
 	timeout 300 bash test/posix/run.sh $(POSIX_NODE)
 
 bench-comm: $(COMM_BENCH)

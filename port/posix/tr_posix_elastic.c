@@ -249,15 +249,15 @@ static void conn_read(struct tr_posix_elastic *el, struct tr_posix_el_conn *c)
 }
 
 int tr_posix_el_poll_set(struct tr_posix_elastic *el, struct pollfd *pf, int *slot,
-                         int *wait)
+                         int *wait, int listeners)
 {
     uint32_t now = tr_posix_clock_ms();
     int np = 0, i;
-    if (el->listen_fd >= 0) {
+    if (listeners && el->listen_fd >= 0) {
         pf[np].fd = el->listen_fd; pf[np].events = POLLIN; pf[np].revents = 0;
         slot[np++] = TR_POSIX_EL_SLOT_LISTEN;
     }
-    if (el->master_fd >= 0) {
+    if (listeners && el->master_fd >= 0) {
         pf[np].fd = el->master_fd; pf[np].events = POLLIN; pf[np].revents = 0;
         slot[np++] = TR_POSIX_EL_SLOT_MASTER;
     }
@@ -469,7 +469,7 @@ int tr_posix_elastic_service(struct tr_posix_elastic *el)
     if (el->view.n == 0)
         return 0;
     tr_posix_el_master(el, 0);
-    np = tr_posix_el_poll_set(el, pf, slot, &wait);
+    np = tr_posix_el_poll_set(el, pf, slot, &wait, 1);
     if (np > 0 && poll(pf, (nfds_t)np, 0) > 0)
         tr_posix_el_pump(el, pf, slot, np);
     return service_answer(el);

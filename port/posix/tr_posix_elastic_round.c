@@ -149,8 +149,9 @@ static int apply_view(struct round *r)
 /* ---- a member ------------------------------------------------------------- */
 
 /* The coordinator's answer to a member after ACCEPT: VIEW (0), ABORT (an
- * error), WAIT_CLOSED, WAIT_SILENT. Meanwhile whoever JOINs this process is
- * sent to the coordinator. */
+ * error), WAIT_CLOSED, WAIT_SILENT. Meanwhile the JOINs already taken in
+ * are sent to the coordinator; the listening port is left alone (the new
+ * ring's link hellos may come before this process's VIEW). */
 static int wait_verdict(struct round *r, int fd, uint32_t deadline)
 {
     struct tr_posix_elastic *el = r->el;
@@ -164,7 +165,7 @@ static int wait_verdict(struct round *r, int fd, uint32_t deadline)
             return WAIT_SILENT;
         pf[0].fd = fd; pf[0].events = POLLIN; pf[0].revents = 0;
         slot[0] = TR_POSIX_EL_SLOT_OTHER;
-        np = 1 + tr_posix_el_poll_set(el, pf + 1, slot + 1, &wait);
+        np = 1 + tr_posix_el_poll_set(el, pf + 1, slot + 1, &wait, 0);
         if (poll(pf, (nfds_t)np, wait) <= 0)
             continue;
         if (pf[0].revents)
@@ -374,7 +375,7 @@ static void coord_poll(struct round *r, struct probes *p, const uint8_t *answere
     struct pollfd pf[TR_POSIX_EL_CONNS + 2 + TR_EL_MAX_MEMBERS];
     int slot[TR_POSIX_EL_CONNS + 2 + TR_EL_MAX_MEMBERS];
     int wait = tr_posix_left_ms(end), np, i, nc;
-    nc = tr_posix_el_poll_set(r->el, pf, slot, &wait);
+    nc = tr_posix_el_poll_set(r->el, pf, slot, &wait, 1);
     np = probe_set(r, p, answered, pf, slot, nc, &wait);
     if (poll(pf, (nfds_t)np, wait) <= 0)
         return;

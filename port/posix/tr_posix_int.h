@@ -109,9 +109,12 @@ int  tr_posix_el_dial(uint32_t addr, uint16_t port, int *fd);
 int  tr_posix_el_ask(const struct tr_posix_elastic *el, uint32_t addr, uint16_t port,
                      const struct tr_el_msg *m, uint32_t dial_end, uint32_t reply_end,
                      int *fd, struct tr_el_msg *reply);
-/* listeners and pending conns into pf/slot (closing the silent ones,
- * shortening *wait to the next such deadline); then act on revents */
-int  tr_posix_el_poll_set(struct tr_posix_elastic *el, struct pollfd *pf, int *slot, int *wait);
+/* pending conns (and the listeners when `listeners`) into pf/slot, closing
+ * the silent ones and shortening *wait to the next such deadline; then act
+ * on revents. A member waiting for its VIEW leaves the listeners alone: the
+ * new ring's link hellos may arrive there before the VIEW does. */
+int  tr_posix_el_poll_set(struct tr_posix_elastic *el, struct pollfd *pf, int *slot, int *wait,
+                          int listeners);
 void tr_posix_el_pump(struct tr_posix_elastic *el, const struct pollfd *pf, const int *slot,
                       int np);
 void tr_posix_el_redirect(struct tr_posix_elastic *el, uint32_t hint, int joiners_only);

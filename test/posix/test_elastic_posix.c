@@ -1,0 +1,613 @@
+/* tinyring: the POSIX port's elastic membership across processes.
+ *
+ * The parent forks one process per rank; each opens its ring (static table
+ * or tcp://), adopts it with tr_posix_elastic_start and runs a small fake
+ * training: per step one ring allreduce of {rank + 1, change wanted, step}
+ * checked against the view's members, and a running sum as its "state".
+ * A failed collective or an agreed change runs tr_posix_elastic_reform; the
+ * state is then broadcast from the round's source, as the trainer does.
+ * Workers report to the parent through one pipe (fixed-size records); the
+ * parent kills, freezes and restarts them and checks the reports:
+ *   1. 4 ranks, rank 2 SIGKILLed: the others form epoch 1 of 3, re-indexed,
+ *      and their allreduces are right
+ *   2. rank 0 SIGKILLed: rank 1 coordinates
+ *   3. a killed rank started again finds the job (find = 1), the coordinator
+ *      sees it, the ring grows back to 4 (static table; and tcp:// with
+ *      rank 0 restarted, which finds the master port at rank 1)
+ *   4. below min_ranks: every survivor gets the ABORT, TR_EL_BELOW_MIN
+ *   5. a SIGSTOPped rank is dropped after timeout_ms
+ *   6. the round's time on loopback when the OS reports the death
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "tr_comm.h"
+#include "tr_error.h"
+#include "tr_posix.h"
+
+#define MAXW 8
+
+enum { R_READY = 1, R_FIND, R_ROUND, R_ABORT, R_DONE, R_ERROR };
+
+/* One report, written whole to the pipe (well under PIPE_BUF). */
+struct report {
+    int      kind;
+    int      orig;                 /* original rank */
+    int      rc;                   /* find's or reform's return */
+    int      rank, world, source, verdict;
+    uint32_t epoch, ms, coordinator, n_left, n_joined;
+    uint32_t left[MAXW], joined[MAXW];
+    uint32_t why_reason, why_joined, why_previous;
+    uint64_t step;                 /* position (DONE: final step) */
+    double   acc;                  /* DONE: the state */
+    int      bad;                  /* allreduce results that were wrong */
+    int      good;                 /* allreduce results checked right */
+    char     msg[400];
+};
+
+/* What one worker does. */
+struct job {
+    int      world, tcp;
+    struct tr_posix_endpoint table[MAXW];
+    uint16_t master_port;
+    unsigned min_ranks;
+    uint32_t timeout_ms, comm_ms;
+    int      steps, step_ms;
+    int      report_fd;
+};
+
+static uint64_t token;
+
+static uint32_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint32_t)(ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+}
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+    nanosleep(&ts, NULL);
+}
+
+static uint16_t free_port(void)
+{
+    struct sockaddr_in sa;
+    socklen_t len = sizeof sa;
+    int s = socket(AF_INET, SOCK_STREAM, 0);
+    uint16_t p = 0;
+    memset(&sa, 0, sizeof sa);
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (s >= 0 && bind(s, (struct sockaddr *)&sa, sizeof sa) == 0 &&
+        getsockname(s, (struct sockaddr *)&sa, &len) == 0)
+        p = ntohs(sa.sin_port);
+    if (s >= 0)
+        close(s);
+    return p;
+}
+
+/* ---- the worker -------------------------------------------------------------- */
+
+static void say(const struct job *j, struct report *r)
+{
+    if (write(j->report_fd, r, sizeof *r) != (ssize_t)sizeof *r)
+        _exit(3);
+}
+
+static void say_error(const struct job *j, int orig, int rc, const char *what, const char *err)
+{
+    struct report r;
+    memset(&r, 0, sizeof r);
+    r.kind = R_ERROR;
+    r.orig = orig;
+    r.rc = rc;
+    snprintf(r.msg, sizeof r.msg, "%s: %s", what, err);
+    say(j, &r);
+}
+
+/* The ring of a fresh job: static table or tcp://, then elastic start. */
+static int worker_open(const struct job *j, int orig, struct tr_posix_elastic *el,
+                       struct tr_posix_elastic_config *ec, char *err, size_t errlen)
+{
+    struct tr_posix px;
+    struct tr_posix_endpoint got[MAXW];
+    int rc;
+    if (j->tcp) {
+        struct tr_posix_config pc;
+        char url[64];
+        tr_posix_config_default(&pc);
+        snprintf(url, sizeof url, "tcp://127.0.0.1:%u", j->master_port);
+        pc.init_method = url;
+        pc.rank = orig;
+        pc.world = j->world;
+        pc.job_token = token;
+        pc.table_out = got;
+        rc = tr_posix_connect(&px, &pc, err, errlen);
+        ec->table = got;
+    } else {
+        struct tr_posix_table_config tc;
+        tr_posix_table_config_default(&tc);
+        tc.table = j->table;
+        tc.rank = orig;
+        tc.world = j->world;
+        tc.job_token = token;
+        tc.timeout_ms = 10000;
+        rc = tr_posix_connect_table(&px, &tc, err, errlen);
+    }
+    if (rc == 0)
+        rc = tr_posix_elastic_start(el, ec, &px, err, errlen);
+    return rc;
+}
+
+/* A communicator over the current view's ring, after hello. */
+static int comm_open(const struct job *j, struct tr_posix_elastic *el, struct tr_comm *c,
+                     struct tr_transport *tp, void *scratch, size_t size)
+{
+    struct tr_comm_config cc;
+    int rc;
+    memset(&cc, 0, sizeof cc);
+    cc.rank = el->px.rank;
+    cc.world = el->px.world;
+    cc.timeout_ms = j->comm_ms;
+    cc.segment_bytes = 4096;
+    cc.job_token = token;
+    cc.layout_hash = 0xe1a5u;
+    tr_posix_transport(&el->px, tp);
+    rc = tr_comm_init(c, &cc, cc.world > 1 ? tp : NULL, scratch, size);
+    return rc < 0 ? rc : tr_comm_hello(c);
+}
+
+/* The sum of (rank + 1) over the view's members: every allreduce's want. */
+static float view_sum(const struct tr_el_view *v)
+{
+    float s = 0;
+    uint32_t i;
+    for (i = 0; i < v->n; i++)
+        s += (float)(v->m[i].rank + 1);
+    return s;
+}
+
+/* The worker's state: position and a running sum (the "model"). */
+struct state {
+    double   acc;
+    uint64_t step;
+    int      good, bad;
+};
+
+/* One reform: round, report, new communicator, the state from the source.
+ * Returns 0, TR_ERR_AGAIN (the new ring failed at once: reform again), or
+ * the round's error (reported: stop). */
+static int worker_reform(const struct job *j, struct tr_posix_elastic *el, struct state *st,
+                         struct tr_comm *c, struct tr_transport *tp, void *scratch,
+                         size_t size)
+{
+    struct tr_posix_elastic_round out;
+    struct report r;
+    char err[256];
+    int rc = tr_posix_elastic_reform(el, st->step, &out, err, sizeof err);
+    memset(&r, 0, sizeof r);
+    r.kind = rc == 0 ? R_ROUND : out.verdict != TR_EL_GO ? R_ABORT : R_ERROR;
+    r.orig = (int)el->cfg.rank;
+    r.rc = rc;
+    r.rank = out.rank; r.world = out.world; r.source = out.source; r.verdict = out.verdict;
+    r.epoch = out.epoch; r.ms = out.ms; r.coordinator = out.coordinator;
+    r.n_left = out.n_left < MAXW ? out.n_left : MAXW;
+    r.n_joined = out.n_joined < MAXW ? out.n_joined : MAXW;
+    memcpy(r.left, out.left, r.n_left * sizeof r.left[0]);
+    memcpy(r.joined, out.joined, r.n_joined * sizeof r.joined[0]);
+    r.why_reason = out.why.reason; r.why_joined = out.why.joined;
+    r.why_previous = out.why.previous;
+    r.step = out.step;
+    snprintf(r.msg, sizeof r.msg, "%s", rc < 0 ? err : "");
+    say(j, &r);
+    if (rc < 0)
+        return rc;
+    rc = comm_open(j, el, c, tp, scratch, size);
+    if (rc == 0)
+        rc = tr_broadcast(c, st, sizeof st->acc + sizeof st->step, out.source);
+    return rc < 0 ? TR_ERR_AGAIN : 0;     /* the new ring failed: again */
+}
+
+/* One step: allreduce {rank+1, change, step}; checks it. Returns 1 when the
+ * ranks agreed on a change, 0, or the collective's error. */
+static int worker_step(struct tr_posix_elastic *el, struct state *st, struct tr_comm *c)
+{
+    float v[3];
+    int waiting = tr_posix_elastic_service(el), rc;
+    v[0] = (float)(el->cfg.rank + 1);
+    v[1] = waiting > 0 ? 1.0f : 0.0f;
+    v[2] = (float)st->step;
+    rc = tr_allreduce(c, v, 3, TR_OP_SUM, TR_ALGO_RING);
+    if (rc < 0)
+        return rc;
+    if (v[0] == view_sum(&el->view) && v[2] == (float)st->step * (float)el->view.n)
+        st->good++;
+    else
+        st->bad++;
+    st->acc += v[0];
+    st->step++;
+    return v[1] > 0.0f;
+}
+
+static int worker_run(const struct job *j, struct tr_posix_elastic *el, struct state *st,
+                      int need_reform)
+{
+    static uint8_t scratch[65536];
+    struct tr_comm c;
+    struct tr_transport tp;
+    struct report r;
+    int rc = need_reform ? 1 : comm_open(j, el, &c, &tp, scratch, sizeof scratch), rounds = 0;
+    while ((int)st->step < j->steps) {
+        if (rc != 0) {
+            if (rounds++ == 10)
+                return 1;
+            rc = worker_reform(j, el, st, &c, &tp, scratch, sizeof scratch);
+            if (rc == TR_ERR_AGAIN)            /* the new ring failed at once */
+                rc = 1;
+            else if (rc < 0)
+                return 1;
+            continue;
+        }
+        rc = worker_step(el, st, &c);
+        sleep_ms(j->step_ms);
+    }
+    memset(&r, 0, sizeof r);
+    r.kind = R_DONE;
+    r.orig = (int)el->cfg.rank;
+    r.world = (int)el->view.n;
+    r.epoch = el->view.epoch;
+    r.step = st->step;
+    r.acc = st->acc;
+    r.good = st->good;
+    r.bad = st->bad;
+    say(j, &r);
+    tr_posix_elastic_close(el);
+    return 0;
+}
+
+static void worker_config(const struct job *j, int orig, struct tr_posix_elastic_config *ec)
+{
+    memset(ec, 0, sizeof *ec);
+    ec->job_token = token;
+    ec->rank = (uint32_t)orig;
+    ec->world = (uint32_t)j->world;
+    ec->table = j->tcp ? NULL : j->table;
+    ec->master_addr = j->tcp ? htonl(INADDR_LOOPBACK) : 0;
+    ec->master_port = j->tcp ? j->master_port : 0;
+    ec->min_ranks = j->min_ranks;
+    ec->timeout_ms = j->timeout_ms;
+    ec->handshake_ms = 1000;
+    ec->spin_us = 0;
+}
+
+/* A process of the job; again = started again (find first). */
+static int worker(const struct job *j, int orig, int again)
+{
+    static struct tr_posix_elastic el;
+    struct tr_posix_elastic_config ec;
+    struct state st;
+    struct report r;
+    char err[256];
+    int rc;
+    memset(&st, 0, sizeof st);
+    worker_config(j, orig, &ec);
+    if (again) {
+        rc = tr_posix_elastic_find(&el, &ec, 5000, err, sizeof err);
+        memset(&r, 0, sizeof r);
+        r.kind = R_FIND;
+        r.orig = orig;
+        r.rc = rc;
+        snprintf(r.msg, sizeof r.msg, "%s", rc < 0 ? err : "");
+        say(j, &r);
+        if (rc != 1)
+            return 1;
+        return worker_run(j, &el, &st, 1);
+    }
+    rc = worker_open(j, orig, &el, &ec, err, sizeof err);
+    if (rc < 0) {
+        say_error(j, orig, rc, "open", err);
+        return 1;
+    }
+    memset(&r, 0, sizeof r);
+    r.kind = R_READY;
+    r.orig = orig;
+    say(j, &r);
+    return worker_run(j, &el, &st, 0);
+}
+
+/* ---- the parent ------------------------------------------------------------------ */
+
+struct scene {
+    struct job j;
+    pid_t    pid[MAXW];
+    int      rd;                     /* the pipe's read end */
+    struct report got[64];
+    int      n;
+};
+
+static pid_t spawn(struct scene *s, int orig, int again)
+{
+    pid_t p = fork();
+    if (p == 0) {
+        close(s->rd);
+        _exit(worker(&s->j, orig, again));
+    }
+    s->pid[orig] = p;
+    return p;
+}
+
+static void scene_begin(struct scene *s, int world, int tcp)
+{
+    int fds[2], i;
+    memset(s, 0, sizeof *s);
+    if (pipe(fds) < 0)
+        exit(2);
+    s->rd = fds[0];
+    s->j.report_fd = fds[1];
+    s->j.world = world;
+    s->j.tcp = tcp;
+    s->j.master_port = free_port();
+    for (i = 0; i < world; i++) {
+        s->j.table[i].addr = htonl(INADDR_LOOPBACK);
+        s->j.table[i].port = free_port();
+    }
+    s->j.min_ranks = 1;
+    s->j.timeout_ms = 5000;
+    s->j.comm_ms = 3000;
+    s->j.steps = 200;
+    s->j.step_ms = 5;
+}
+
+static void scene_start(struct scene *s)
+{
+    int i;
+    for (i = 0; i < s->j.world; i++)
+        spawn(s, i, 0);
+}
+
+/* Reads reports until `count` of kind have come (from distinct senders
+ * when several), or ms pass. Returns how many came. */
+static int wait_for(struct scene *s, int kind, int count, int ms)
+{
+    uint32_t end = now_ms() + (uint32_t)ms;
+    int have = 0, i;
+    for (i = 0; i < s->n; i++)
+        have += s->got[i].kind == kind;
+    while (have < count && (int32_t)(end - now_ms()) > 0) {
+        struct pollfd p = { s->rd, POLLIN, 0 };
+        if (poll(&p, 1, (int)(end - now_ms())) <= 0)
+            continue;
+        if (s->n < 64 && read(s->rd, &s->got[s->n], sizeof s->got[0]) == sizeof s->got[0]) {
+            if (s->got[s->n].kind == R_ERROR)
+                fprintf(stderr, "  rank %d: %s\n", s->got[s->n].orig, s->got[s->n].msg);
+            have += s->got[s->n++].kind == kind;
+        }
+    }
+    return have;
+}
+
+/* The last report of kind from orig, or NULL. */
+static const struct report *report_of(const struct scene *s, int kind, int orig)
+{
+    int i;
+    for (i = s->n - 1; i >= 0; i--)
+        if (s->got[i].kind == kind && s->got[i].orig == orig)
+            return &s->got[i];
+    return NULL;
+}
+
+static void scene_end(struct scene *s)
+{
+    int i;
+    for (i = 0; i < MAXW; i++)
+        if (s->pid[i] > 0) {
+            kill(s->pid[i], SIGKILL);
+            waitpid(s->pid[i], NULL, 0);
+        }
+    close(s->rd);
+    close(s->j.report_fd);
+}
+
+static void kill_rank(struct scene *s, int orig, int sig)
+{
+    kill(s->pid[orig], sig);
+    if (sig == SIGKILL) {
+        waitpid(s->pid[orig], NULL, 0);
+        s->pid[orig] = 0;
+    }
+}
+
+/* The survivors' reports of the first round after a loss. */
+static void check_round(const struct scene *s, const char *name, const int *alive, int n,
+                        int lost, uint32_t epoch, uint32_t coord, uint32_t *max_ms)
+{
+    int i;
+    *max_ms = 0;
+    for (i = 0; i < n; i++) {
+        const struct report *r = report_of(s, R_ROUND, alive[i]);
+        TH_CHECK(r != NULL, "%s: rank %d reported no round", name, alive[i]);
+        if (!r)
+            continue;
+        TH_CHECK(r->epoch == epoch && r->world == n && r->rank == i,
+                 "%s: rank %d: epoch %u world %d index %d, want %u %d %d", name, alive[i],
+                 r->epoch, r->world, r->rank, epoch, n, i);
+        TH_CHECK(r->coordinator == coord, "%s: rank %d: coordinator %u, want %u", name,
+                 alive[i], r->coordinator, coord);
+        if (lost >= 0)
+            TH_CHECK(r->n_left == 1 && r->left[0] == (uint32_t)lost,
+                     "%s: rank %d: %u left (first %u), want rank %d", name, alive[i],
+                     r->n_left, r->n_left ? r->left[0] : 0, lost);
+        if (r->ms > *max_ms)
+            *max_ms = r->ms;
+    }
+}
+
+/* Every process in alive[] finished with world n, right allreduces and the
+ * same state. */
+static void check_done(struct scene *s, const char *name, const int *alive, int n)
+{
+    const struct report *r0;
+    int i;
+    TH_CHECK(wait_for(s, R_DONE, n, 15000) >= n, "%s: not every rank finished", name);
+    r0 = report_of(s, R_DONE, alive[0]);
+    for (i = 0; i < n; i++) {
+        const struct report *r = report_of(s, R_DONE, alive[i]);
+        TH_CHECK(r && r->world == n && r->bad == 0 && r->good > 0,
+                 "%s: rank %d finished with world %d, %d wrong / %d right allreduces", name,
+                 alive[i], r ? r->world : -1, r ? r->bad : -1, r ? r->good : -1);
+        TH_CHECK(r && r0 && r->acc == r0->acc && r->step == r0->step,
+                 "%s: rank %d's state differs from rank %d's", name, alive[i], alive[0]);
+    }
+}
+
+/* 1, 2, 6: one rank SIGKILLed; the others form epoch 1 and go on. */
+static void case_kill(int victim, uint32_t coord, uint32_t *ms)
+{
+    struct scene s;
+    int alive[MAXW], n = 0, i;
+    char name[64];
+    snprintf(name, sizeof name, "kill rank %d of 4", victim);
+    for (i = 0; i < 4; i++)
+        if (i != victim)
+            alive[n++] = i;
+    scene_begin(&s, 4, 0);
+    scene_start(&s);
+    TH_CHECK(wait_for(&s, R_READY, 4, 10000) == 4, "%s: the ring did not form", name);
+    sleep_ms(150);
+    kill_rank(&s, victim, SIGKILL);
+    TH_CHECK(wait_for(&s, R_ROUND, 3, 8000) == 3, "%s: not every survivor reformed", name);
+    check_round(&s, name, alive, n, victim, 1, coord, ms);
+    check_done(&s, name, alive, n);
+    scene_end(&s);
+}
+
+/* 3: a killed rank started again finds the job and the ring grows back. */
+static void case_rejoin(int tcp, int victim, uint32_t coord_after_loss)
+{
+    static const int all[4] = { 0, 1, 2, 3 };
+    struct scene s;
+    const struct report *f;
+    int alive[MAXW], n = 0, i;
+    uint32_t ms;
+    char name[64];
+    snprintf(name, sizeof name, "%s: rank %d killed and started again", tcp ? "tcp://" : "table",
+             victim);
+    for (i = 0; i < 4; i++)
+        if (i != victim)
+            alive[n++] = i;
+    scene_begin(&s, 4, tcp);
+    s.j.steps = 500;
+    scene_start(&s);
+    TH_CHECK(wait_for(&s, R_READY, 4, 10000) == 4, "%s: the ring did not form", name);
+    sleep_ms(150);
+    kill_rank(&s, victim, SIGKILL);
+    TH_CHECK(wait_for(&s, R_ROUND, 3, 8000) == 3, "%s: not every survivor reformed", name);
+    check_round(&s, name, alive, n, victim, 1, coord_after_loss, &ms);
+    spawn(&s, victim, 1);
+    wait_for(&s, R_FIND, 1, 8000);
+    f = report_of(&s, R_FIND, victim);
+    TH_CHECK(f && f->rc == 1, "%s: find returned %d (%s)", name, f ? f->rc : -999,
+             f ? f->msg : "no report");
+    TH_CHECK(wait_for(&s, R_ROUND, 7, 8000) == 7, "%s: the growing round did not reach all 4",
+             name);
+    for (i = 0; i < 4; i++) {
+        const struct report *r = report_of(&s, R_ROUND, i);
+        TH_CHECK(r && r->epoch == 2 && r->world == 4 && r->rank == i,
+                 "%s: rank %d: epoch %u world %d index %d, want 2 4 %d", name, i,
+                 r ? r->epoch : 0, r ? r->world : 0, r ? r->rank : -1, i);
+        TH_CHECK(r && r->n_joined == 1 && r->joined[0] == (uint32_t)victim,
+                 "%s: rank %d: %u joined, want rank %d", name, i, r ? r->n_joined : 0, victim);
+    }
+    printf("  %s: the growing round took %u ms (rank 0's view)\n", name,
+           report_of(&s, R_ROUND, 0) ? report_of(&s, R_ROUND, 0)->ms : 0);
+    check_done(&s, name, all, 4);
+    scene_end(&s);
+}
+
+/* 4: fewer survivors than min_ranks: every one of them gets the ABORT. */
+static void case_below_min(void)
+{
+    static const int alive[3] = { 0, 1, 2 };
+    struct scene s;
+    int i;
+    scene_begin(&s, 4, 0);
+    s.j.min_ranks = 4;
+    scene_start(&s);
+    TH_CHECK(wait_for(&s, R_READY, 4, 10000) == 4, "below min: the ring did not form");
+    sleep_ms(150);
+    kill_rank(&s, 3, SIGKILL);
+    TH_CHECK(wait_for(&s, R_ABORT, 3, 8000) == 3, "below min: not every survivor got ABORT");
+    for (i = 0; i < 3; i++) {
+        const struct report *r = report_of(&s, R_ABORT, alive[i]);
+        TH_CHECK(r && r->verdict == TR_EL_BELOW_MIN && r->rc == TR_ERR_CLOSED &&
+                 r->why_joined == 3 && r->why_previous == 4,
+                 "below min: rank %d: verdict %d rc %d counts %u/%u", alive[i],
+                 r ? r->verdict : -1, r ? r->rc : 0, r ? r->why_joined : 0,
+                 r ? r->why_previous : 0);
+        TH_CHECK(r && strstr(r->msg, "3 of 4 ranks left, below --min-ranks 4"),
+                 "below min: rank %d said \"%s\"", alive[i], r ? r->msg : "");
+    }
+    if (report_of(&s, R_ABORT, 0))
+        printf("  below min: rank 0 says: %s\n", report_of(&s, R_ABORT, 0)->msg);
+    scene_end(&s);
+}
+
+/* 5: a frozen (SIGSTOPped) rank accepts connects but never answers: it is
+ * dropped after timeout_ms. */
+static void case_frozen(void)
+{
+    static const int alive[3] = { 0, 1, 3 };
+    struct scene s;
+    uint32_t ms, t0;
+    scene_begin(&s, 4, 0);
+    s.j.timeout_ms = 1500;
+    s.j.comm_ms = 700;
+    scene_start(&s);
+    TH_CHECK(wait_for(&s, R_READY, 4, 10000) == 4, "frozen: the ring did not form");
+    sleep_ms(150);
+    t0 = now_ms();
+    kill_rank(&s, 2, SIGSTOP);
+    TH_CHECK(wait_for(&s, R_ROUND, 3, 10000) == 3, "frozen: not every other rank reformed");
+    check_round(&s, "frozen rank 2", alive, 3, 2, 1, 0, &ms);
+    printf("  frozen rank 2 (timeout_ms 1500, collective timeout 700 ms): dropped %u ms after "
+           "SIGSTOP, the round took %u ms\n", now_ms() - t0, ms);
+    TH_CHECK(ms >= 1300 && ms < 4000, "frozen: the round took %u ms, want about timeout_ms "
+             "(1500)", ms);
+    check_done(&s, "frozen rank 2", alive, 3);
+    scene_end(&s);
+}
+
+int main(void)
+{
+    uint32_t ms2, ms0;
+    char t[64];
+    snprintf(t, sizeof t, "test-elastic-posix-%d", (int)getpid());
+    token = tr_posix_token(t);
+    signal(SIGPIPE, SIG_IGN);
+    case_kill(2, 0, &ms2);
+    case_kill(0, 1, &ms0);
+    printf("  round after SIGKILL (loopback, slowest survivor): rank 2 killed %u ms, rank 0 "
+           "killed %u ms\n", ms2, ms0);
+    TH_CHECK(ms2 < 1000 && ms0 < 1000, "rounds after a death the OS reports: %u and %u ms, "
+             "want < 1000", ms2, ms0);
+    case_rejoin(0, 2, 0);
+    case_rejoin(1, 0, 1);
+    case_below_min();
+    case_frozen();
+    return th_report("posix-elastic");
+}
