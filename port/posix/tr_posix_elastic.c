@@ -377,6 +377,7 @@ void tr_posix_el_master(struct tr_posix_elastic *el, int force)
 static int el_init(struct tr_posix_elastic *el, const struct tr_posix_elastic_config *cfg,
                    char *err, size_t errlen)
 {
+    struct tr_posix_config spin;
     int i;
     memset(el, 0, sizeof *el);
     el->px.fd[0] = el->px.fd[1] = -1;
@@ -394,6 +395,10 @@ static int el_init(struct tr_posix_elastic *el, const struct tr_posix_elastic_co
         el->cfg.handshake_ms = DEFAULT_HANDSHAKE_MS;
     if (!el->cfg.min_ranks)
         el->cfg.min_ranks = 1;
+    tr_posix_config_default(&spin);             /* only for tr_posix_spin_for */
+    spin.spin_us = cfg->spin_us;
+    spin.local_ranks = cfg->local_ranks;
+    el->px.spin_us = tr_posix_spin_for(&spin);
     if (cfg->world < 1 || cfg->world > TR_POSIX_MAX_WORLD || cfg->rank >= cfg->world)
         return tr_posix_fail(err, errlen, TR_ERR_INVAL,
                              "elastic: rank %u of world %u is out of range", cfg->rank,
@@ -427,7 +432,7 @@ int tr_posix_elastic_start(struct tr_posix_elastic *el, const struct tr_posix_el
         if (rc < 0)
             return rc;
     }
-    el->px = *px;                             /* the links move into el */
+    el->px = *px;                             /* the links move into el, with their spin */
     px->fd[0] = px->fd[1] = -1;
     tr_posix_el_master(el, 1);
     return 0;
@@ -580,13 +585,43 @@ static int find_pass(struct tr_posix_elastic *el, const struct tr_posix_endpoint
     return 0;
 }
 
+/* Can this process take its table entry? A live member of that rank holds
+ * it. Bound and let go at once, never listening: a fresh job's rank dialing
+ * this entry meanwhile is refused (and retries), not reset. */
+static int find_entry_free(const struct tr_posix_elastic *el, char *err, size_t errlen)
+{
+    struct sockaddr_in sa;
+    char ab[32];
+    int one = 1, b, e, s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (s < 0)
+        return tr_posix_fail(err, errlen, TR_ERR_IO, "socket: %s", strerror(errno));
+    setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    memset(&sa, 0, sizeof sa);
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = el->my_addr;
+    sa.sin_port = htons(el->my_port);
+    b = bind(s, (struct sockaddr *)&sa, sizeof sa);
+    e = errno;
+    close(s);
+    if (b < 0 && e == EADDRINUSE)
+        return tr_posix_fail(err, errlen, TR_ERR_ADDRINUSE,
+                             "rank %u: its table entry %s:%u is in use: rank %u is a live "
+                             "member of the job (or another process holds the port)",
+                             el->cfg.rank, tr_posix_ntoa(el->my_addr, ab, sizeof ab),
+                             el->my_port, el->cfg.rank);
+    return 0;
+}
+
 /* Static table: ask the other ranks' entries. Returns as find. */
 static int find_table(struct tr_posix_elastic *el, const struct tr_posix_endpoint *table,
                       uint32_t wait_ms, char *err, size_t errlen)
 {
-    int pass, seen = 0, rc = 0;
+    int pass, seen = 0, rc;
     el->my_addr = table[el->cfg.rank].addr;
     el->my_port = table[el->cfg.rank].port;
+    rc = find_entry_free(el, err, errlen);
+    if (rc < 0)
+        return rc;
     /* a running job's member may be between its links and its listener for
      * a moment (it closes what is not a link hello): one more pass then */
     for (pass = 0; pass < 2 && rc == 0; pass++) {

@@ -334,20 +334,22 @@ static int worker(const struct job *j, int orig, int again)
 
 struct scene {
     struct job j;
-    pid_t    pid[MAXW];
+    pid_t    pid[2 * MAXW];          /* [orig]; [MAXW + orig]: a second process */
     int      rd;                     /* the pipe's read end */
     struct report got[64];
     int      n;
 };
 
-static pid_t spawn(struct scene *s, int orig, int again)
+/* A process of rank orig; again: started again (find first), in pid slot
+ * `slot`. */
+static pid_t spawn(struct scene *s, int orig, int again, int slot)
 {
     pid_t p = fork();
     if (p == 0) {
         close(s->rd);
         _exit(worker(&s->j, orig, again));
     }
-    s->pid[orig] = p;
+    s->pid[slot] = p;
     return p;
 }
 
@@ -377,7 +379,7 @@ static void scene_start(struct scene *s)
 {
     int i;
     for (i = 0; i < s->j.world; i++)
-        spawn(s, i, 0);
+        spawn(s, i, 0, i);
 }
 
 /* Reads reports until `count` of kind have come (from distinct senders
@@ -394,7 +396,7 @@ static int wait_for(struct scene *s, int kind, int count, int ms)
             continue;
         if (s->n < 64 && read(s->rd, &s->got[s->n], sizeof s->got[0]) == sizeof s->got[0]) {
             if (s->got[s->n].kind == R_ERROR)
-                fprintf(stderr, "  rank %d: %s\n", s->got[s->n].orig, s->got[s->n].msg);
+                fprintf(stderr, "  (rank %d says: %s)\n", s->got[s->n].orig, s->got[s->n].msg);
             have += s->got[s->n++].kind == kind;
         }
     }
@@ -414,7 +416,7 @@ static const struct report *report_of(const struct scene *s, int kind, int orig)
 static void scene_end(struct scene *s)
 {
     int i;
-    for (i = 0; i < MAXW; i++)
+    for (i = 0; i < 2 * MAXW; i++)
         if (s->pid[i] > 0) {
             kill(s->pid[i], SIGKILL);
             waitpid(s->pid[i], NULL, 0);
@@ -496,6 +498,21 @@ static void case_kill(int victim, uint32_t coord, uint32_t *ms)
     scene_end(&s);
 }
 
+/* A second process for live rank orig (static table): find refuses it. */
+static void check_duplicate(struct scene *s, int orig)
+{
+    const struct report *f;
+    uint32_t t0 = now_ms();
+    spawn(s, orig, 1, MAXW + orig);
+    wait_for(s, R_FIND, 1, 8000);
+    f = report_of(s, R_FIND, orig);
+    TH_CHECK(f && f->rc == TR_ERR_ADDRINUSE && strstr(f->msg, "is a live member of the job"),
+             "a second rank %d: find returned %d (%s)", orig, f ? f->rc : -999,
+             f ? f->msg : "no report");
+    TH_CHECK(now_ms() - t0 < 2000, "a second rank %d: refused after %u ms", orig, now_ms() - t0);
+    s->n = 0;                        /* forget the report: rank orig is a member */
+}
+
 /* 3: a killed rank started again finds the job and the ring grows back. */
 static void case_rejoin(int tcp, int victim, uint32_t coord_after_loss)
 {
@@ -514,11 +531,13 @@ static void case_rejoin(int tcp, int victim, uint32_t coord_after_loss)
     s.j.steps = 500;
     scene_start(&s);
     TH_CHECK(wait_for(&s, R_READY, 4, 10000) == 4, "%s: the ring did not form", name);
+    if (!tcp)
+        check_duplicate(&s, 1);
     sleep_ms(150);
     kill_rank(&s, victim, SIGKILL);
     TH_CHECK(wait_for(&s, R_ROUND, 3, 8000) == 3, "%s: not every survivor reformed", name);
     check_round(&s, name, alive, n, victim, 1, coord_after_loss, &ms);
-    spawn(&s, victim, 1);
+    spawn(&s, victim, 1, victim);
     wait_for(&s, R_FIND, 1, 8000);
     f = report_of(&s, R_FIND, victim);
     TH_CHECK(f && f->rc == 1, "%s: find returned %d (%s)", name, f ? f->rc : -999,
@@ -567,6 +586,33 @@ static void case_below_min(void)
     scene_end(&s);
 }
 
+/* Split rule: ranks 0 and 1 killed at once; 2 and 3 are half of the view
+ * without its lowest rank, so they must not go on as the job. */
+static void case_split(void)
+{
+    static const int alive[2] = { 2, 3 };
+    struct scene s;
+    int i;
+    scene_begin(&s, 4, 0);
+    scene_start(&s);
+    TH_CHECK(wait_for(&s, R_READY, 4, 10000) == 4, "split: the ring did not form");
+    sleep_ms(150);
+    kill(s.pid[0], SIGKILL);
+    kill(s.pid[1], SIGKILL);
+    TH_CHECK(wait_for(&s, R_ABORT, 2, 8000) == 2, "split: ranks 2 and 3 did not both stop");
+    for (i = 0; i < 2; i++) {
+        const struct report *r = report_of(&s, R_ABORT, alive[i]);
+        TH_CHECK(r && r->verdict == TR_EL_NO_MAJORITY && r->why_joined == 2 &&
+                 r->why_previous == 4 && r->coordinator == 2 && strstr(r->msg, "not a majority"),
+                 "split: rank %d: verdict %d, %u of %u, coordinator %u: %s", alive[i],
+                 r ? r->verdict : -1, r ? r->why_joined : 0, r ? r->why_previous : 0,
+                 r ? r->coordinator : 99, r ? r->msg : "no report");
+    }
+    TH_CHECK(report_of(&s, R_ROUND, 2) == NULL && report_of(&s, R_ROUND, 3) == NULL,
+             "split: a minority formed a view");
+    scene_end(&s);
+}
+
 /* 5: a frozen (SIGSTOPped) rank accepts connects but never answers: it is
  * dropped after timeout_ms. */
 static void case_frozen(void)
@@ -577,6 +623,7 @@ static void case_frozen(void)
     scene_begin(&s, 4, 0);
     s.j.timeout_ms = 1500;
     s.j.comm_ms = 700;
+    s.j.steps = 400;
     scene_start(&s);
     TH_CHECK(wait_for(&s, R_READY, 4, 10000) == 4, "frozen: the ring did not form");
     sleep_ms(150);
@@ -588,6 +635,12 @@ static void case_frozen(void)
            "SIGSTOP, the round took %u ms\n", now_ms() - t0, ms);
     TH_CHECK(ms >= 1300 && ms < 4000, "frozen: the round took %u ms, want about timeout_ms "
              "(1500)", ms);
+    kill(s.pid[2], SIGCONT);         /* it wakes up: the job went on without it */
+    wait_for(&s, R_ERROR, 1, 8000);
+    TH_CHECK(report_of(&s, R_ERROR, 2) && report_of(&s, R_ERROR, 2)->rc == TR_ERR_MISMATCH &&
+             strstr(report_of(&s, R_ERROR, 2)->msg, "went on without it"),
+             "frozen rank 2 woken up: %s", report_of(&s, R_ERROR, 2) ?
+             report_of(&s, R_ERROR, 2)->msg : "no report (want EXCLUDED)");
     check_done(&s, "frozen rank 2", alive, 3);
     scene_end(&s);
 }
@@ -599,6 +652,7 @@ int main(void)
     snprintf(t, sizeof t, "test-elastic-posix-%d", (int)getpid());
     token = tr_posix_token(t);
     signal(SIGPIPE, SIG_IGN);
+    setvbuf(stdout, NULL, _IOLBF, 0);
     case_kill(2, 0, &ms2);
     case_kill(0, 1, &ms0);
     printf("  round after SIGKILL (loopback, slowest survivor): rank 2 killed %u ms, rank 0 "
@@ -608,6 +662,7 @@ int main(void)
     case_rejoin(0, 2, 0);
     case_rejoin(1, 0, 1);
     case_below_min();
+    case_split();
     case_frozen();
     return th_report("posix-elastic");
 }
