@@ -234,8 +234,9 @@ void mr_elastic_event(struct mr_elastic *e, struct tr_train *t, int ev)
 {
     if (ev == TR_TRAIN_STEP && e->t_lost) {
         if (t->cfg.rank == 0)
-            fprintf(stderr, "elastic: recovery %.3f s (from the lost link to this completed step "
-                    "%llu)\n", mr_now() - e->t_lost, (unsigned long long)t->global_step);
+            fprintf(stderr, "elastic: recovery %.3f s (from the lost link or the change to this "
+                    "completed step %llu)\n", mr_now() - e->t_lost,
+                    (unsigned long long)t->global_step);
         e->t_lost = 0;
     }
     if (ev > 0 && e->die_rank == (long)e->rank && tr_train_position(t) == e->die_pos) {

@@ -68,6 +68,7 @@ $(BUILD)/test/app/test_elastic_units: test/app/test_elastic_units.c $(BUILD)/lib
 
 .PHONY: test-elastic
 TEST_TARGETS += test-elastic
-test-elastic: $(BUILD)/test/app/test_elastic_units
+test-elastic: $(BUILD)/test/app/test_elastic_units $(BUILD)/mnist_ring $(BUILD)/test/app/gen_idx $(BUILD)/test/app/free_port
 	@mkdir -p $(TR_RESULTS)
 	$(BUILD)/test/app/test_elastic_units
+	timeout 900 bash test/app/test_elastic.sh $(BUILD)

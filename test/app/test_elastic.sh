@@ -1,0 +1,207 @@
+#!/usr/bin/env bash
+# test/app: mnist_ring --elastic end to end over POSIX on 127.0.0.1: ranks
+# killed (SIGKILL) at random steps, each run compared bit for bit with its
+# replay (MR_DEBUG_DIE_AT kills the same rank right after the position the
+# survivors resumed from), two of five killed, a killed rank started again,
+# --min-ranks, a frozen rank, and Fashion-MNIST's accuracy after losing a
+# rank half-way. Usage: test_elastic.sh BUILD_DIR [TRIALS]. Prints the
+# fault matrix and the recovery times it measured.
+set -u
+here=$(cd "$(dirname "$0")/../.." && pwd)
+. "$here/test/lib.sh"
+B=${1:-build}
+TRIALS=${2:-20}
+MR=$B/mnist_ring
+T=$(mktemp -d /tmp/tr_test_elastic.XXXXXX)
+trap 'kill -9 $(jobs -p) 2>/dev/null; [ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT
+TO="timeout -k 5"
+
+mkdir -p "$T/d" && "$B/test/app/gen_idx" "$T/d" 4000 200 5 raw >/dev/null || { fail "generate data"; report elastic_app; exit 1; }
+free_port() { "$B/test/app/free_port"; }
+
+# fault matrix
+F_INJECTED=0 F_FINISHED=0 F_HANGS=0 F_CRASHES=0 F_DIVERGED=0
+: > "$T/recovery.txt"
+
+# job NAME N ENVRANK ENVVAL FLAGS...: start N ranks of one job in the
+# background (rank ENVRANK gets the environment ENVVAL, e.g.
+# MR_DEBUG_DIE_AT=2:31); pids of the mnist_ring processes in $NAME.pids
+job() {
+  local name=$1 n=$2 er=$3 ev=$4 port r
+  shift 4
+  port=$(free_port)
+  echo "$port" > "$T/$name.port"
+  : > "$T/$name.pids"
+  for r in $(seq 0 $((n - 1))); do
+    local envs=()
+    [ "$r" = "$er" ] && envs=("$ev")
+    env "${envs[@]}" $TO 120 "$MR" --data "$T/d" --quiet --debug-param-hash --elastic \
+      --job-token "$name" --init-method "tcp://127.0.0.1:$port" --rank "$r" --world-size "$n" \
+      "$@" >"$T/$name.o$r" 2>"$T/$name.e$r" &
+    echo "$r $!" >> "$T/$name.pids"
+  done
+}
+pid_of() { awk -v r="$2" '$1==r { print $2 }' "$T/$1.pids"; }
+# the mnist_ring process under timeout
+child_of() { local p; for _ in $(seq 50); do p=$(pgrep -P "$1"); [ -n "$p" ] && { echo "$p"; return; }; sleep 0.05; done; }
+# wait_step NAME RANK STEP: until RANK printed its hash after global step STEP (30 s at most)
+wait_step() {
+  for _ in $(seq 600); do
+    grep -q "param-hash rank $2 step $3 " "$T/$1.e$2" 2>/dev/null && return 0
+    sleep 0.05
+  done
+  return 1
+}
+# wait_all NAME: every rank's exit status into NAME.st ("rank status" lines)
+wait_all() {
+  : > "$T/$1.st"
+  while read -r r p; do wait "$p"; echo "$r $?" >> "$T/$1.st"; done < "$T/$1.pids"
+}
+status_of() { awk -v r="$2" '$1==r { print $2 }' "$T/$1.st"; }
+final_of() { awk -v r="$2" '$1=="final-hash" && $3==r { print $5, $7 }' "$T/$1.e$2"; }
+# survivors_agree NAME DEAD...: every other rank exited 0 with one final hash
+survivors_agree() {
+  local name=$1 n h first="" ok=0
+  shift
+  n=$(wc -l < "$T/$name.pids")
+  for r in $(seq 0 $((n - 1))); do
+    case " $* " in *" $r "*) continue ;; esac
+    [ "$(status_of "$name" "$r")" = 0 ] || ok=1
+    h=$(final_of "$name" "$r")
+    [ -n "$h" ] || ok=1
+    [ -z "$first" ] && first=$h
+    [ "$h" = "$first" ] || ok=1
+  done
+  echo "$first" > "$T/$name.final"
+  return $ok
+}
+# the position the survivors resumed from, from rank 0 of the new ring
+resumed_at() { cat "$T/$1".e* | sed -n 's/^elastic: view 1 at step [0-9]* (position \([0-9]*\)).*/\1/p' | head -1; }
+# tally NAME VICTIM...: hangs (timeout's 124, or its SIGKILL) and crashes
+# (other signals) among the ranks that were not killed on purpose
+tally() {
+  local name=$1 r st
+  shift
+  while read -r r st; do
+    case " $* " in *" $r "*) continue ;; esac
+    case "$st" in 124|137) F_HANGS=$((F_HANGS + 1)) ;; esac
+    if [ "$st" -gt 128 ] && [ "$st" != 137 ]; then F_CRASHES=$((F_CRASHES + 1)); fi
+  done < "$T/$name.st"
+}
+# the recovery times rank 0 of the new rings printed
+recovery_of() { cat "$T/$1".e* | sed -n 's/^elastic: recovery \([0-9.]*\) s.*/\1/p'; }
+
+# --- 4 ranks, one killed at a random step; TRIALS trials over ranks and steps
+RANDOM=4242
+same=0 done_ok=0
+for i in $(seq 1 "$TRIALS"); do
+  v=$((i % 4)); s=$((2 + RANDOM % 50))
+  job "k$i" 4 -1 "" --epochs 1 --batch 10 --timeout 10
+  wait_step "k$i" "$v" "$s"
+  kill -9 "$(child_of "$(pid_of "k$i" "$v")")" 2>/dev/null
+  F_INJECTED=$((F_INJECTED + 1))
+  wait_all "k$i"; tally "k$i" "$v"; recovery_of "k$i" >> "$T/recovery.txt"
+  pos=$(resumed_at "k$i")
+  if survivors_agree "k$i" "$v"; then
+    done_ok=$((done_ok + 1)); F_FINISHED=$((F_FINISHED + 1))
+  else
+    F_DIVERGED=$((F_DIVERGED + 1))
+    fail "trial $i: rank $v killed after step $s: survivors did not all finish equal"
+    sed "s/^/  k$i: /" "$T/k$i".e* | grep -v "hash\|loss-bits" | head -20 >&2
+    continue
+  fi
+  # the replay: the same rank dies right after the position the others resumed from
+  job "r$i" 4 "$v" "MR_DEBUG_DIE_AT=$v:$pos" --epochs 1 --batch 10 --timeout 10
+  wait_all "r$i"
+  if [ -n "$pos" ] && survivors_agree "r$i" "$v" && [ "$(cat "$T/r$i.final")" = "$(cat "$T/k$i.final")" ]; then
+    same=$((same + 1))
+  else
+    fail "trial $i: rank $v killed after step $s (resumed at position ${pos:-?}): the replay ends with other bits ($(cat "$T/r$i.final" 2>/dev/null) vs $(cat "$T/k$i.final"))"
+  fi
+done
+check "$TRIALS trials (rank 0 included): every job finished with exit 0 and equal survivors ($done_ok)" \
+  test "$done_ok" -eq "$TRIALS"
+check "$TRIALS trials: each equals its replay with the same fault ($same)" test "$same" -eq "$TRIALS"
+
+# --- two of five killed
+job two 5 -1 "" --epochs 1 --batch 10 --timeout 10
+wait_step two 1 4; kill -9 "$(child_of "$(pid_of two 1)")" 2>/dev/null
+wait_step two 3 12; kill -9 "$(child_of "$(pid_of two 3)")" 2>/dev/null
+F_INJECTED=$((F_INJECTED + 2))
+wait_all two; tally two 1 3; recovery_of two >> "$T/recovery.txt"
+if survivors_agree two 1 3; then pass; F_FINISHED=$((F_FINISHED + 1)); else
+  fail "two of five killed: the three others finish equal"; fi
+check "two of five killed: rank 0 names both" sh -c "grep -q 'rank 1 left' '$T/two.e0' && grep -q 'rank 3 left' '$T/two.e0'"
+
+# --- one killed and started again with the same command line: it rejoins
+job back 4 -1 "" --epochs 2 --batch 10 --timeout 10
+wait_step back 2 5; kill -9 "$(child_of "$(pid_of back 2)")" 2>/dev/null
+F_INJECTED=$((F_INJECTED + 1))
+wait "$(pid_of back 2)" 2>/dev/null
+port=$(cat "$T/back.port")
+$TO 120 "$MR" --data "$T/d" --quiet --debug-param-hash --elastic --job-token back \
+  --init-method "tcp://127.0.0.1:$port" --rank 2 --world-size 4 --epochs 2 --batch 10 --timeout 10 \
+  >"$T/back.o2" 2>"$T/back.e2" &
+sed -i "s/^2 .*/2 $!/" "$T/back.pids"
+wait_all back; tally back
+if survivors_agree back; then pass; F_FINISHED=$((F_FINISHED + 1)); else
+  fail "killed and started again: all 4 finish equal (the ring grew back)"; fi
+check "started again: it says it rejoined" grep -q "rejoined the running job" "$T/back.e2"
+check "started again: rank 0 says rank 2 left and came back" \
+  sh -c "grep -q 'rank 2 left' '$T/back.e0' && grep -q 'rank 2 came back' '$T/back.e0'"
+
+# --- below --min-ranks: a clear error and the checkpoint of the last completed step
+job min 3 -1 "" --epochs 1 --batch 10 --timeout 10 --min-ranks 3 --checkpoint "$T/min.ck"
+wait_step min 2 6; kill -9 "$(child_of "$(pid_of min 2)")" 2>/dev/null
+F_INJECTED=$((F_INJECTED + 1))
+wait_all min; tally min 2
+check "below --min-ranks: ranks 0 and 1 exit 1" sh -c "[ '$(status_of min 0)' = 1 ] && [ '$(status_of min 1)' = 1 ]"
+check "below --min-ranks: the message says so" grep -q "below --min-ranks 3" "$T/min.e0"
+check "below --min-ranks: the checkpoint is written" grep -q "checkpoint of the last completed step written" "$T/min.e0" "$T/min.e1"
+$TO 120 "$MR" --data "$T/d" --quiet --elastic --epochs 1 --batch 10 --checkpoint "$T/min.ck" --resume \
+  >"$T/min.res.o" 2>"$T/min.res.e"; st=$?
+check "below --min-ranks: the checkpoint resumes on one rank (exit $st)" \
+  sh -c "[ $st -eq 0 ] && grep -q 'resuming from' '$T/min.res.o'"
+
+# --- a frozen rank (SIGSTOP) is dropped after --timeout; the others finish
+job frz 3 -1 "" --epochs 1 --batch 10 --timeout 3
+wait_step frz 1 5; fp=$(child_of "$(pid_of frz 1)"); kill -STOP "$fp"
+F_INJECTED=$((F_INJECTED + 1))
+wait "$(pid_of frz 0)"; s0=$?; wait "$(pid_of frz 2)"; s2=$?
+kill -CONT "$fp" 2>/dev/null; kill -9 "$fp" 2>/dev/null
+wait_all frz; tally frz 1
+check "frozen rank 1: ranks 0 and 2 finish (exit $s0, $s2) with equal hashes" \
+  sh -c "[ $s0 -eq 0 ] && [ $s2 -eq 0 ] && [ -n '$(final_of frz 0)' ] && [ '$(final_of frz 0)' = '$(final_of frz 2)' ]"
+check "frozen rank 1: rank 0 says it left" grep -q "rank 1 left" "$T/frz.e0"
+[ $s0 -eq 0 ] && [ $s2 -eq 0 ] && F_FINISHED=$((F_FINISHED + 1))
+recovery_of frz > "$T/frz.recovery"
+
+# --- Fashion-MNIST: 4 ranks, 1 epoch, one lost half-way: accuracy within 0.01
+fm=$(TR_NO_DOWNLOAD=1 bash "$here/tools/get-data.sh" 2>/dev/null)
+if [ -n "$fm" ]; then
+  acc() { awk '$1=="epoch" && $2=="1/1" && $3=="loss" { print $13 }' "$1"; }
+  $TO 600 "$MR" --data "$fm" --nproc 4 --epochs 1 --quiet >"$T/fm.full" 2>"$T/fm.full.e"
+  port=$(free_port)
+  for r in 0 1 2 3; do
+    $TO 600 "$MR" --data "$fm" --quiet --debug-param-hash --elastic --job-token fm --epochs 1 \
+      --init-method "tcp://127.0.0.1:$port" --rank $r --world-size 4 >"$T/fm.o$r" 2>"$T/fm.e$r" &
+    echo "$r $!" >> "$T/fm.pids"
+  done
+  wait_step fm 3 75; kill -9 "$(child_of "$(pid_of fm 3)")" 2>/dev/null
+  F_INJECTED=$((F_INJECTED + 1))
+  wait_all fm; tally fm 3
+  a=$(acc "$T/fm.full"); b=$(acc "$T/fm.o0")
+  echo "elastic: Fashion-MNIST 4 ranks 1 epoch: uninterrupted $a, rank 3 lost at step 75 of 150: $b"
+  check "Fashion-MNIST: losing a rank half-way costs at most 0.01 accuracy ($a vs $b)" \
+    awk -v a="$a" -v b="$b" 'BEGIN { d = a - b; exit !(a != "" && b != "" && d <= 0.01) }'
+  survivors_agree fm 3 && F_FINISHED=$((F_FINISHED + 1))
+else
+  fail "no Fashion-MNIST (tools/get-data.sh)"
+fi
+
+# --- the fault matrix and the recovery times measured
+echo "elastic fault matrix: faults injected $F_INJECTED, jobs finished $F_FINISHED, hangs $F_HANGS, crashes $F_CRASHES, ranks that diverged $F_DIVERGED"
+sort -n "$T/recovery.txt" | awk '{ v[NR] = $1; s += $1 } END { if (NR) printf "elastic recovery after SIGKILL (failure to the next completed step): %d measured, median %.3f s, max %.3f s\n", NR, v[int((NR + 1) / 2)], v[NR] }'
+sort -n "$T/frz.recovery" | awk 'NR { print "elastic recovery after SIGSTOP (--timeout 3): " $1 " s" }'
+check "no hangs and no crashes among survivors ($F_HANGS, $F_CRASHES)" sh -c "[ $F_HANGS -eq 0 ] && [ $F_CRASHES -eq 0 ]"
+report elastic_app
