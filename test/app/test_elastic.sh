@@ -150,6 +150,42 @@ check "started again: it says it rejoined" grep -q "rejoined the running job" "$
 check "started again: rank 0 says rank 2 left and came back" \
   sh -c "grep -q 'rank 2 left' '$T/back.e0' && grep -q 'rank 2 came back' '$T/back.e0'"
 
+# --- a --peers ring (static table, as with boards): one killed and started again
+for r in 0 1 2; do echo "$r 127.0.0.1:$(free_port)"; done > "$T/peers.txt"
+: > "$T/tab.pids"
+for r in 0 1 2; do
+  $TO 120 "$MR" --data "$T/d" --quiet --debug-param-hash --elastic --job-token tab --peers "$T/peers.txt" \
+    --rank $r --epochs 2 --batch 10 --timeout 10 >"$T/tab.o$r" 2>"$T/tab.e$r" &
+  echo "$r $!" >> "$T/tab.pids"
+done
+wait_step tab 1 20; kill -9 "$(child_of "$(pid_of tab 1)")" 2>/dev/null
+F_INJECTED=$((F_INJECTED + 1))
+wait "$(pid_of tab 1)" 2>/dev/null
+$TO 120 "$MR" --data "$T/d" --quiet --debug-param-hash --elastic --job-token tab --peers "$T/peers.txt" \
+  --rank 1 --epochs 2 --batch 10 --timeout 10 >"$T/tab.o1" 2>"$T/tab.e1" &
+sed -i "s/^1 .*/1 $!/" "$T/tab.pids"
+wait_all tab; tally tab
+if survivors_agree tab; then pass; F_FINISHED=$((F_FINISHED + 1)); else
+  fail "--peers: rank 1 killed and started again at its table address: all 3 finish equal"; fi
+check "--peers: rank 0 says rank 1 left and came back" \
+  sh -c "grep -q 'rank 1 left' '$T/tab.e0' && grep -q 'rank 1 came back' '$T/tab.e0'"
+
+# --- --nproc --elastic: the launcher keeps the others when one is killed
+$TO 120 "$MR" --data "$T/d" --quiet --debug-param-hash --elastic --nproc 3 --epochs 1 --batch 10 \
+  >"$T/np.o" 2>"$T/np.e" &
+np=$!
+for _ in $(seq 600); do grep -q "param-hash rank 2 step 10 " "$T/np.e" 2>/dev/null && break; sleep 0.05; done
+kill -9 "$(pgrep -P "$(child_of $np)" | tail -1)" 2>/dev/null
+F_INJECTED=$((F_INJECTED + 1))
+wait $np; st=$?
+np_ok() {   # exit 0, and two final hashes, equal
+  [ "$1" -eq 0 ] && [ "$(grep -c final-hash "$T/np.e")" -eq 2 ] &&
+    [ "$(awk '$1=="final-hash" { print $5, $7 }' "$T/np.e" | sort -u | wc -l)" -eq 1 ]
+}
+check "--nproc 3 --elastic, rank 2 killed: exit 0 (got $st), ranks 0 and 1 end equal" np_ok $st
+check "--nproc --elastic: the launcher names the killed rank" grep -q "rank 2 was killed by signal 9.*goes on without it" "$T/np.e"
+[ $st -eq 0 ] && F_FINISHED=$((F_FINISHED + 1))
+
 # --- below --min-ranks: a clear error and the checkpoint of the last completed step
 job min 3 -1 "" --epochs 1 --batch 10 --timeout 10 --min-ranks 3 --checkpoint "$T/min.ck"
 wait_step min 2 6; kill -9 "$(child_of "$(pid_of min 2)")" 2>/dev/null
