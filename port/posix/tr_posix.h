@@ -338,8 +338,8 @@ struct tr_posix_el_conn {
     struct tr_el_join join;        /* the JOIN, once whole (addr 0: the peer's) */
 };
 
-/* Caller-owned state of one process's membership (about 22 KiB). Fields are
- * read-only for callers. */
+/* Caller-owned state of one process's membership (about 27 KiB, most of it
+ * the pending connections). Fields are read-only for callers. */
 struct tr_posix_elastic {
     struct tr_posix_elastic_config cfg;  /* copied (table not used after start/find) */
     struct tr_posix px;            /* the current ring's links: tr_posix_transport(&el->px,
@@ -381,8 +381,14 @@ int tr_posix_elastic_start(struct tr_posix_elastic *el, const struct tr_posix_el
  *      job's rendezvous or link listener does): el is closed, start normally;
  *   TR_ERR_MISMATCH  DUPLICATE ("rank r is a live member of the job") or
  *      EXCLUDED (rank not of this job), message in err;
- *   TR_ERR_TIMEOUT   a job answered but no coordinator accepted within wait_ms;
- *   TR_ERR_INVAL, TR_ERR_ADDRINUSE, TR_ERR_IO.  On < 0 el is closed. */
+ *   TR_ERR_ADDRINUSE static table: this rank's entry is held, by a live
+ *      member of the same rank ("rank r is a live member of the job") or
+ *      another process (checked first, by a bind that never listens); a
+ *      tcp:// joiner of a live rank learns DUPLICATE at the next round;
+ *   TR_ERR_TIMEOUT   a job answered but no coordinator accepted within wait_ms
+ *      (a coordinator accepts a joiner when the round starts: wait_ms must
+ *      cover a training step);
+ *   TR_ERR_INVAL, TR_ERR_IO.  On < 0 el is closed. */
 int tr_posix_elastic_find(struct tr_posix_elastic *el, const struct tr_posix_elastic_config *cfg,
                           uint32_t wait_ms, char *err, size_t errlen);
 

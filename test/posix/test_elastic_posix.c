@@ -21,6 +21,7 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
@@ -55,6 +56,7 @@ struct report {
     double   acc;                  /* DONE: the state */
     int      bad;                  /* allreduce results that were wrong */
     int      good;                 /* allreduce results checked right */
+    int      fds;                  /* DONE: descriptors open after close - before start */
     char     msg[400];
 };
 
@@ -244,8 +246,17 @@ static int worker_step(struct tr_posix_elastic *el, struct state *st, struct tr_
     return v[1] > 0.0f;
 }
 
+/* Open descriptors of this process. */
+static int fd_count(void)
+{
+    int n = 0, fd;
+    for (fd = 0; fd < 1024; fd++)
+        n += fcntl(fd, F_GETFD) >= 0;
+    return n;
+}
+
 static int worker_run(const struct job *j, struct tr_posix_elastic *el, struct state *st,
-                      int need_reform)
+                      int need_reform, int fds0)
 {
     static uint8_t scratch[65536];
     struct tr_comm c;
@@ -275,8 +286,9 @@ static int worker_run(const struct job *j, struct tr_posix_elastic *el, struct s
     r.acc = st->acc;
     r.good = st->good;
     r.bad = st->bad;
-    say(j, &r);
     tr_posix_elastic_close(el);
+    r.fds = fd_count() - fds0;
+    say(j, &r);
     return 0;
 }
 
@@ -303,7 +315,7 @@ static int worker(const struct job *j, int orig, int again)
     struct state st;
     struct report r;
     char err[256];
-    int rc;
+    int rc, fds0 = fd_count();
     memset(&st, 0, sizeof st);
     worker_config(j, orig, &ec);
     if (again) {
@@ -316,7 +328,7 @@ static int worker(const struct job *j, int orig, int again)
         say(j, &r);
         if (rc != 1)
             return 1;
-        return worker_run(j, &el, &st, 1);
+        return worker_run(j, &el, &st, 1, fds0);
     }
     rc = worker_open(j, orig, &el, &ec, err, sizeof err);
     if (rc < 0) {
@@ -327,7 +339,7 @@ static int worker(const struct job *j, int orig, int again)
     r.kind = R_READY;
     r.orig = orig;
     say(j, &r);
-    return worker_run(j, &el, &st, 0);
+    return worker_run(j, &el, &st, 0, fds0);
 }
 
 /* ---- the parent ------------------------------------------------------------------ */
@@ -474,6 +486,8 @@ static void check_done(struct scene *s, const char *name, const int *alive, int 
                  alive[i], r ? r->world : -1, r ? r->bad : -1, r ? r->good : -1);
         TH_CHECK(r && r0 && r->acc == r0->acc && r->step == r0->step,
                  "%s: rank %d's state differs from rank %d's", name, alive[i], alive[0]);
+        TH_CHECK(r && r->fds == 0, "%s: rank %d: %d descriptors left open after close", name,
+                 alive[i], r ? r->fds : -1);
     }
 }
 
