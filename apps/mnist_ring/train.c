@@ -334,6 +334,8 @@ static void on_start(struct mr_rank *r, const struct tr_train_report *rep)
         if (f)
             fclose(f);
     }
+    if (!first)          /* a resync (--elastic): the epoch's clock goes on */
+        return;
     r->t_start = r->t_last = r->t_trained = mr_now();
     r->k0 = rep->step;
     r->qmark = 1;
