@@ -458,13 +458,18 @@ int tr_train_state_load(struct tr_train *t, const void *buf, size_t len)
 
 /* ---- faults */
 
-static int fail(struct tr_train *t, int what, int code, int rank)
+void tr_train_int_fault(struct tr_train *t, int what, int code, int rank)
 {
     t->fault.code = code;
     t->fault.what = what;
     t->fault.rank = rank;
     t->fault.epoch = t->epoch;
     t->fault.step = t->step;
+}
+
+static int fail(struct tr_train *t, int what, int code, int rank)
+{
+    tr_train_int_fault(t, what, code, rank);
     t->phase = PH_FAILED;
     return code;
 }

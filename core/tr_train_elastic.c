@@ -56,11 +56,7 @@ int tr_train_int_lost(struct tr_train *t, int what, int code, int rank)
     default:
         break;
     }
-    t->fault.code = code;
-    t->fault.what = what;
-    t->fault.rank = rank;
-    t->fault.epoch = t->epoch;
-    t->fault.step = t->step;
+    tr_train_int_fault(t, what, code, rank);
     t->phase = PH_LOST;
     return TR_TRAIN_LOST;
 }

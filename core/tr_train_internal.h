@@ -38,6 +38,7 @@ enum tr_train_phase {
 };
 
 /* tr_train.c */
+void tr_train_int_fault(struct tr_train *t, int what, int code, int rank);   /* fill t->fault */
 int  tr_train_int_fail(struct tr_train *t, int what, int code, int rank);
 int  tr_train_int_report(const struct tr_train *t, struct tr_train_report *rep, int event);
 void tr_train_int_epoch_reset(struct tr_train *t);
