@@ -444,4 +444,11 @@ int tr_posix_elastic_reform(struct tr_posix_elastic *el, uint64_t position,
  * listen_fd, master_fd. Idempotent. */
 void tr_posix_elastic_close(struct tr_posix_elastic *el);
 
+/* The master address (network order) and port that cfg's init method names
+ * ("tcp://HOST:PORT", or env://'s MASTER_ADDR and MASTER_PORT), resolved as
+ * tr_posix_connect does: for tr_posix_elastic_config.master_addr/_port.
+ * Returns 0 or TR_ERR_INVAL with a message (as tr_posix_connect's). */
+int tr_posix_elastic_master(const struct tr_posix_config *cfg, uint32_t *addr, uint16_t *port,
+                            char *err, size_t errlen);
+
 #endif /* TR_POSIX_H */

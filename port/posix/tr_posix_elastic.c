@@ -491,6 +491,18 @@ void tr_posix_elastic_close(struct tr_posix_elastic *el)
     tr_posix_close_fd(&el->coord_fd);
 }
 
+int tr_posix_elastic_master(const struct tr_posix_config *cfg, uint32_t *addr, uint16_t *port,
+                            char *err, size_t errlen)
+{
+    struct tr_posix_plan pl;
+    int rc = tr_posix_plan_make(&pl, cfg, err, errlen);
+    if (rc < 0)
+        return rc;
+    *addr = pl.master_addr;
+    *port = pl.master_port;
+    return 0;
+}
+
 /* ---- find: a process started again ----------------------------------------- */
 
 /* A refusal that ends the search. */
