@@ -9,23 +9,23 @@ static const uint8_t magic[4] = { 'T', 'R', 'E', '1' };
 
 /* ---- encoding ----------------------------------------------------------- */
 
-static uint32_t body_bytes(const struct tr_el_msg *m)
+static uint32_t body_bytes(uint32_t type, uint32_t n_view)
 {
-    switch (m->type) {
+    switch (type) {
     case TR_EL_JOIN:  return TR_EL_JOIN_BYTES;
     case TR_EL_REPLY: return TR_EL_REPLY_BYTES;
     case TR_EL_ABORT: return TR_EL_ABORT_BYTES;
     case TR_EL_VIEW:
-        if (m->view.n < 1 || m->view.n > TR_EL_MAX_MEMBERS)
+        if (n_view < 1 || n_view > TR_EL_MAX_MEMBERS)
             return 0;
-        return TR_EL_VIEW_BYTES(m->view.n);
+        return TR_EL_VIEW_BYTES(n_view);
     default:          return 0;
     }
 }
 
 size_t tr_el_size(const struct tr_el_msg *m)
 {
-    uint32_t b = body_bytes(m);
+    uint32_t b = body_bytes(m->type, m->type == TR_EL_VIEW ? m->view.n : 0);
     return b ? TR_EL_HEAD_BYTES + b : 0;
 }
 
@@ -44,7 +44,7 @@ static uint32_t get_addr(const uint8_t *p)
     return a;
 }
 
-static void put_body(const struct tr_el_msg *m, uint8_t *b)
+static void put_body(const struct tr_el_brief *m, const struct tr_el_member *mem, uint8_t *b)
 {
     uint32_t i;
     switch (m->type) {
@@ -70,33 +70,63 @@ static void put_body(const struct tr_el_msg *m, uint8_t *b)
         tr_put_le32(b + 28, 0);
         break;
     default:   /* TR_EL_VIEW */
-        tr_put_le32(b, m->view.n);
-        tr_put_le32(b + 4, m->view.source);
-        tr_put_le64(b + 8, m->view.step);
-        for (i = 0; i < m->view.n; i++) {
+        tr_put_le32(b, m->n);
+        tr_put_le32(b + 4, m->source);
+        tr_put_le64(b + 8, m->step);
+        for (i = 0; i < m->n; i++) {
             uint8_t *e = b + 16 + 12 * i;
-            tr_put_le32(e, m->view.m[i].rank);
-            put_addr(e + 4, m->view.m[i].addr);
-            tr_put_le16(e + 8, m->view.m[i].port);
+            tr_put_le32(e, mem[i].rank);
+            put_addr(e + 4, mem[i].addr);
+            tr_put_le16(e + 8, mem[i].port);
             tr_put_le16(e + 10, 0);
         }
         break;
     }
 }
 
-size_t tr_el_encode(const struct tr_el_msg *m, uint8_t *out, size_t cap)
+size_t tr_el_encode_brief(const struct tr_el_brief *m, const struct tr_el_member *members,
+                          uint8_t *out, size_t cap)
 {
-    uint32_t b = body_bytes(m);
-    if (!b || cap < TR_EL_HEAD_BYTES + b)
+    uint32_t b = body_bytes(m->type, m->n);
+    if (!b || cap < TR_EL_HEAD_BYTES + b || (m->type == TR_EL_VIEW && !members))
         return 0;
     out[0] = magic[0]; out[1] = magic[1]; out[2] = magic[2]; out[3] = magic[3];
     tr_put_le16(out + 4, TR_EL_VERSION);
     tr_put_le16(out + 6, (uint16_t)m->type);
     tr_put_le64(out + 8, m->token);
-    tr_put_le32(out + 16, m->type == TR_EL_VIEW ? m->view.epoch : m->epoch);
+    tr_put_le32(out + 16, m->epoch);
     tr_put_le32(out + 20, b);
-    put_body(m, out + TR_EL_HEAD_BYTES);
+    put_body(m, members, out + TR_EL_HEAD_BYTES);
     return TR_EL_HEAD_BYTES + b;
+}
+
+/* m's head and the body of its type as a brief (a view's members stay
+ * where they are); only the fields of m's type are read. */
+static void to_brief(const struct tr_el_msg *m, struct tr_el_brief *b)
+{
+    b->type = m->type;
+    b->token = m->token;
+    b->epoch = m->type == TR_EL_VIEW ? m->view.epoch : m->epoch;
+    b->n = 0;
+    if (m->type == TR_EL_JOIN)
+        b->join = m->join;
+    else if (m->type == TR_EL_REPLY) {
+        b->answer = m->answer;
+        b->coord = m->coord;
+    } else if (m->type == TR_EL_ABORT)
+        b->abort = m->abort;
+    else if (m->type == TR_EL_VIEW) {
+        b->n = m->view.n;
+        b->source = m->view.source;
+        b->step = m->view.step;
+    }
+}
+
+size_t tr_el_encode(const struct tr_el_msg *m, uint8_t *out, size_t cap)
+{
+    struct tr_el_brief b;
+    to_brief(m, &b);
+    return tr_el_encode_brief(&b, m->view.m, out, cap);
 }
 
 /* ---- decoding ----------------------------------------------------------- */
@@ -133,7 +163,8 @@ int tr_el_head_total(const uint8_t *in, size_t *total)
     return 0;
 }
 
-static int get_view(const uint8_t *b, uint32_t len, struct tr_el_view *v)
+static int get_view(const uint8_t *b, uint32_t len, struct tr_el_brief *v,
+                    struct tr_el_member *mem, uint32_t cap)
 {
     uint32_t i;
     v->n = tr_get_le32(b);
@@ -142,18 +173,21 @@ static int get_view(const uint8_t *b, uint32_t len, struct tr_el_view *v)
     if (v->n < 1 || v->n > TR_EL_MAX_MEMBERS || len != TR_EL_VIEW_BYTES(v->n) ||
         v->source >= v->n)
         return TR_ERR_PROTO;
+    if (v->n > cap)
+        return TR_ERR_NOMEM;
     for (i = 0; i < v->n; i++) {
         const uint8_t *e = b + 16 + 12 * i;
-        v->m[i].rank = tr_get_le32(e);
-        v->m[i].addr = get_addr(e + 4);
-        v->m[i].port = tr_get_le16(e + 8);
-        if (tr_get_le16(e + 10) != 0 || (i > 0 && v->m[i].rank <= v->m[i - 1].rank))
+        mem[i].rank = tr_get_le32(e);
+        mem[i].addr = get_addr(e + 4);
+        mem[i].port = tr_get_le16(e + 8);
+        if (tr_get_le16(e + 10) != 0 || (i > 0 && mem[i].rank <= mem[i - 1].rank))
             return TR_ERR_PROTO;
     }
     return 0;
 }
 
-static int get_body(const uint8_t *b, uint32_t len, struct tr_el_msg *m)
+static int get_body(const uint8_t *b, uint32_t len, struct tr_el_brief *m,
+                    struct tr_el_member *mem, uint32_t cap)
 {
     switch (m->type) {
     case TR_EL_JOIN:
@@ -177,12 +211,12 @@ static int get_body(const uint8_t *b, uint32_t len, struct tr_el_msg *m)
         return (m->abort.reason != TR_EL_NO_MAJORITY && m->abort.reason != TR_EL_BELOW_MIN) ||
                tr_get_le32(b + 28) ? TR_ERR_PROTO : 0;
     default:
-        m->view.epoch = m->epoch;
-        return get_view(b, len, &m->view);
+        return get_view(b, len, m, mem, cap);
     }
 }
 
-int tr_el_decode(const uint8_t *in, size_t n, struct tr_el_msg *m)
+int tr_el_decode_brief(const uint8_t *in, size_t n, struct tr_el_brief *m,
+                       struct tr_el_member *members, uint32_t cap)
 {
     size_t total;
     if (n < TR_EL_HEAD_BYTES || tr_el_head_total(in, &total) < 0 || total != n)
@@ -190,7 +224,32 @@ int tr_el_decode(const uint8_t *in, size_t n, struct tr_el_msg *m)
     m->type = tr_get_le16(in + 6);
     m->token = tr_get_le64(in + 8);
     m->epoch = tr_get_le32(in + 16);
-    return get_body(in + TR_EL_HEAD_BYTES, (uint32_t)(n - TR_EL_HEAD_BYTES), m);
+    return get_body(in + TR_EL_HEAD_BYTES, (uint32_t)(n - TR_EL_HEAD_BYTES), m, members, cap);
+}
+
+int tr_el_decode(const uint8_t *in, size_t n, struct tr_el_msg *m)
+{
+    struct tr_el_brief b;
+    int rc = tr_el_decode_brief(in, n, &b, m->view.m, TR_EL_MAX_MEMBERS);
+    if (rc < 0)
+        return rc;
+    m->type = b.type;
+    m->token = b.token;
+    m->epoch = b.epoch;
+    if (b.type == TR_EL_JOIN)
+        m->join = b.join;
+    else if (b.type == TR_EL_REPLY) {
+        m->answer = b.answer;
+        m->coord = b.coord;
+    } else if (b.type == TR_EL_ABORT)
+        m->abort = b.abort;
+    else {
+        m->view.epoch = b.epoch;
+        m->view.n = b.n;
+        m->view.source = b.source;
+        m->view.step = b.step;
+    }
+    return 0;
 }
 
 /* ---- views and the decision --------------------------------------------- */

@@ -118,6 +118,32 @@ struct tr_el_msg {
     struct tr_el_view view;    /* VIEW (view.epoch == epoch) */
 };
 
+/* The same messages without struct tr_el_msg's view of TR_EL_MAX_MEMBERS
+ * (3 KiB): for a port whose world bound is smaller (the lwIP port on a
+ * board). A VIEW's members live in the caller's array; the bytes on the
+ * wire are tr_el_encode's. Only the fields of the message's type are
+ * meaningful (and read when encoding). */
+struct tr_el_brief {
+    uint32_t type;             /* enum tr_el_type */
+    uint64_t token;
+    uint32_t epoch;            /* VIEW: the view's epoch */
+    struct tr_el_join join;    /* JOIN */
+    uint32_t answer, coord;    /* REPLY */
+    struct tr_el_abort abort;  /* ABORT */
+    uint32_t n, source;        /* VIEW: members (in the caller's array), source index */
+    uint64_t step;             /* VIEW: the source's step */
+};
+
+/* As tr_el_encode; a VIEW's n members are members[0..n). */
+size_t tr_el_encode_brief(const struct tr_el_brief *m, const struct tr_el_member *members,
+                          uint8_t *out, size_t cap);
+
+/* As tr_el_decode, a VIEW's members into members[0..cap). Returns 0,
+ * TR_ERR_PROTO as tr_el_decode, or TR_ERR_NOMEM for a well-formed VIEW of
+ * more than cap members. */
+int tr_el_decode_brief(const uint8_t *in, size_t n, struct tr_el_brief *m,
+                       struct tr_el_member *members, uint32_t cap);
+
 /* Bytes m encodes to (head included); 0 if m is not encodable (unknown
  * type, a view of 0 or more than TR_EL_MAX_MEMBERS members). */
 size_t tr_el_size(const struct tr_el_msg *m);

@@ -24,7 +24,7 @@ LWIP_CORE_SRCS := $(addprefix $(LWIP_DIR)/src/, \
     core/tcp.c core/tcp_in.c core/tcp_out.c \
     core/ipv4/etharp.c core/ipv4/icmp.c core/ipv4/ip4.c core/ipv4/ip4_addr.c \
     netif/ethernet.c)
-TR_LWIP_SRCS  := $(LWIP_PORT_DIR)/tr_lwip.c
+TR_LWIP_SRCS  := $(LWIP_PORT_DIR)/tr_lwip.c $(LWIP_PORT_DIR)/tr_lwip_elastic.c
 TR_LWIP_HDRS  := $(wildcard $(LWIP_PORT_DIR)/*.h $(LWIP_PORT_DIR)/arch/*.h)
 
 # The port is held to core's standard (strict C99, -Werror); lwIP is third
@@ -43,7 +43,7 @@ $(BUILD)/lwip/host/%.o: $(LWIP_DIR)/src/%.c $(LWIP_PORT_DIR)/lwipopts.h $(LWIP_P
 	@mkdir -p $(dir $@)
 	$(CC) $(LWIP_HOST_CFLAGS) -c $< -o $@
 
-$(BUILD)/lwip/port/%.o: $(LWIP_PORT_DIR)/%.c $(TR_LWIP_HDRS) core/tr_transport.h core/tr_error.h | $(LWIP_STAMP)
+$(BUILD)/lwip/port/%.o: $(LWIP_PORT_DIR)/%.c $(TR_LWIP_HDRS) core/tr_transport.h core/tr_error.h core/tr_elastic.h | $(LWIP_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(TR_LWIP_CFLAGS) -c $< -o $@
 

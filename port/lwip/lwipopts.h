@@ -82,7 +82,7 @@
                                      * TX segments of both links + ARP/ICMP */
 #endif
 #ifndef MEMP_NUM_TCP_PCB
-#define MEMP_NUM_TCP_PCB            4   /* 2 links + a stranger or a stale
+#define MEMP_NUM_TCP_PCB            8   /* 2 links + a stranger or a stale
                                          * TIME_WAIT during bootstrap retries */
 #endif
 #ifndef MEMP_NUM_TCP_PCB_LISTEN

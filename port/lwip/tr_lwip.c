@@ -35,7 +35,9 @@ enum link_state {
     LS_CONNECTING,    /* tcp_connect issued */
     LS_HANDSHAKE,     /* connected; waiting for the peer's link hello */
     LS_READY,         /* core's stream */
-    LS_FAILED         /* broken for good: err says why */
+    LS_FAILED,        /* broken for good: err says why */
+    LS_PARKED         /* elastic: a candidate's whole link hello, kept
+                       * unanswered until the next links are opened */
 };
 
 #define DEF_CONNECT_MS 30000u
@@ -135,6 +137,30 @@ static int send_hello(struct tr_lwip_link *l)
 
 static void promote(struct tr_lwip *lw, struct tr_lwip_link *cand);
 
+/* A candidate's first bytes are not a link hello: the elastic layer may
+ * take the connection (a membership message), else it is a stranger. */
+static void not_a_hello(struct tr_lwip_link *l)
+{
+    struct tr_lwip *lw = l->owner;
+    struct tcp_pcb *pcb = l->pcb;
+    int took = 0;
+    if (lw->take) {
+        tcp_arg(pcb, NULL);
+        took = lw->take(lw->take_ctx, pcb, l->hs, l->hs_len, l->held);
+    }
+    if (took) {                    /* the pcb and its pbufs are the taker's */
+        lw->taken = took > 0 ? pcb : NULL;
+        l->pcb = NULL;
+        l->held = NULL;
+    } else {
+        tcp_arg(pcb, l);
+        lw->refused++;
+        link_abort(l);
+    }
+    l->state = LS_IDLE;
+    l->hs_len = 0;
+}
+
 /* Check a complete link hello. The accepting side then answers and, for a
  * candidate, becomes the left link; strangers are cut off. */
 static void handshake_done(struct tr_lwip_link *l)
@@ -144,8 +170,13 @@ static void handshake_done(struct tr_lwip_link *l)
     int want = is_cand ? (lw->cfg.rank - 1 + lw->cfg.world) % lw->cfg.world
                        : (lw->cfg.rank + 1) % lw->cfg.world;
     struct tr_link_hello h;
-    int rc = tr_link_verdict_err(tr_link_hello_judge(&h, l->hs, lw->cfg.job_token,
-                                                     (uint32_t)lw->cfg.world, (uint32_t)want));
+    int rc;
+    if (is_cand && lw->keep_listener && !lw->linking) {
+        l->state = LS_PARKED;     /* a hello of a ring not opened here yet */
+        return;
+    }
+    rc = tr_link_verdict_err(tr_link_hello_judge(&h, l->hs, lw->cfg.job_token,
+                                                  (uint32_t)lw->cfg.world, (uint32_t)want));
     if (rc < 0) {
         if (is_cand) {            /* a stranger: drop it, keep listening */
             lw->refused++;
@@ -186,6 +217,11 @@ static void pump(struct tr_lwip_link *l)
         l->held = pbuf_free_header(l->held, n);
         l->hs_len = (uint8_t)(l->hs_len + n);
         give_window(l, n);
+        if (l->owner->take && l >= l->owner->cand &&
+            l < l->owner->cand + TR_LWIP_CANDIDATES && !tr_link_hello_prefix_ok(l->hs, l->hs_len)) {
+            not_a_hello(l);
+            return;
+        }
         if (l->hs_len == TR_LINK_HELLO_BYTES)
             handshake_done(l);   /* may promote: l is then an idle slot */
     }
@@ -209,7 +245,6 @@ static void pump(struct tr_lwip_link *l)
 static err_t on_recv(void *arg, struct tcp_pcb *pcb, struct pbuf *p, err_t err)
 {
     struct tr_lwip_link *l = (struct tr_lwip_link *)arg;
-    (void)pcb;
     if (!l) {                      /* detached: nobody wants these bytes */
         if (p) {
             tcp_recved(pcb, p->tot_len);
@@ -239,9 +274,11 @@ static err_t on_recv(void *arg, struct tcp_pcb *pcb, struct pbuf *p, err_t err)
         pbuf_cat(l->held, p);
     else
         l->held = p;
+    l->owner->taken = NULL;
     pump(l);
     /* an aborted stranger: tell lwIP the pcb is gone */
-    return l->pcb == pcb || l->owner->link[TR_LEFT].pcb == pcb ? ERR_OK : ERR_ABRT;
+    return l->pcb == pcb || l->owner->link[TR_LEFT].pcb == pcb || l->owner->taken == pcb
+           ? ERR_OK : ERR_ABRT;
 }
 
 static err_t on_sent(void *arg, struct tcp_pcb *pcb, u16_t len)
@@ -309,7 +346,7 @@ static void promote(struct tr_lwip *lw, struct tr_lwip_link *c)
     c->held = NULL;
     c->state = LS_IDLE;
     c->hs_len = 0;
-    if (lw->listener) {            /* one left neighbour: stop listening */
+    if (lw->listener && !lw->keep_listener) {  /* one left neighbour: stop listening */
         tcp_arg(lw->listener, NULL);
         tcp_accept(lw->listener, NULL);
         tcp_close(lw->listener);
@@ -457,22 +494,29 @@ void tr_lwip_transport(struct tr_lwip *lw, struct tr_transport *tp)
     tp->sendv = NULL;              /* tcp_write queues; tcp_output merges */
 }
 
-int tr_lwip_connect(struct tr_lwip *lw)
+/* Drives the stack until both links are up, one failed, or limit ms. */
+static int links_wait(struct tr_lwip *lw, uint32_t limit)
 {
-    uint32_t limit = lw->cfg.connect_timeout_ms ? lw->cfg.connect_timeout_ms
-                                                : DEF_CONNECT_MS;
     uint32_t t0 = sys_now();
-    int rc = start_listen(lw);
-    if (rc < 0)
-        return rc;
+    int rc, i;
+    lw->linking = 1;
+    for (i = 0; i < TR_LWIP_CANDIDATES; i++)      /* hellos that came early */
+        if (lw->cand[i].state == LS_PARKED && lw->cand[i].pcb) {
+            lw->cand[i].state = LS_HANDSHAKE;
+            handshake_done(&lw->cand[i]);
+        }
     lw->link[TR_RIGHT].retry_at = t0;
     for (;;) {
         struct tr_lwip_link *r = &lw->link[TR_RIGHT];
         uint32_t now = sys_now();
-        if (r->state == LS_FAILED)
+        if (r->state == LS_FAILED) {
+            lw->linking = 0;
             return r->err;
-        if (r->state == LS_READY && lw->link[TR_LEFT].state == LS_READY)
+        }
+        if (r->state == LS_READY && lw->link[TR_LEFT].state == LS_READY) {
+            lw->linking = 0;
             return 0;
+        }
         if ((uint32_t)(now - t0) >= limit)
             break;
         if (r->state == LS_CONNECTING && !before(now, r->retry_at)) {
@@ -481,17 +525,60 @@ int tr_lwip_connect(struct tr_lwip *lw)
         }
         if (r->state == LS_IDLE && !before(now, r->retry_at)) {
             rc = start_connect(lw);
-            if (rc < 0)
+            if (rc < 0) {
+                lw->linking = 0;
                 return rc;
+            }
         }
         lw->cfg.drive(lw->cfg.drive_arg, 10);
     }
     /* deadline: drop whatever is half open */
+    lw->linking = 0;
     for (rc = 0; rc < TR_LWIP_CANDIDATES; rc++) {
         link_abort(&lw->cand[rc]);
         lw->cand[rc].state = LS_IDLE;
     }
     return TR_ERR_TIMEOUT;
+}
+
+int tr_lwip_connect(struct tr_lwip *lw)
+{
+    uint32_t limit = lw->cfg.connect_timeout_ms ? lw->cfg.connect_timeout_ms
+                                                : DEF_CONNECT_MS;
+    int rc = lw->listener ? 0 : start_listen(lw);
+    if (rc < 0)
+        return rc;
+    return links_wait(lw, limit);
+}
+
+void tr_lwip_drop_links(struct tr_lwip *lw)
+{
+    int i;
+    for (i = 0; i < 2; i++) {
+        struct tr_lwip_link *l = &lw->link[i];
+        link_abort(l);             /* RST: a neighbour still in the ring fails at once */
+        l->state = LS_IDLE;
+        l->err = 0;
+        l->eof = 0;
+        l->peer_rank = -1;
+        l->ring_head = l->ring_len = 0;
+        l->unacked = 0;
+        l->send_blocked = 0;
+        l->hs_len = 0;
+    }
+}
+
+int tr_lwip_relink(struct tr_lwip *lw, int rank, int world, const struct tr_lwip_addr *table,
+                   uint64_t token, uint32_t timeout_ms)
+{
+    if (!lw->listener || world < 2 || rank < 0 || rank >= world || !table)
+        return TR_ERR_INVAL;
+    tr_lwip_drop_links(lw);
+    lw->cfg.rank = rank;
+    lw->cfg.world = world;
+    lw->cfg.table = table;
+    lw->cfg.job_token = token;
+    return links_wait(lw, timeout_ms ? timeout_ms : DEF_CONNECT_MS);
 }
 
 /* ---- the transport ----------------------------------------------------- */

@@ -114,6 +114,22 @@ struct tr_lwip {
     struct tr_lwip_link cand[TR_LWIP_CANDIDATES];
     uint32_t refused;             /* strangers dropped at the handshake */
     int      last_lwip_err;       /* the last err_t lwIP reported, for messages */
+    /* elastic runs (set by tr_lwip_elastic_start; 0 / NULL otherwise) */
+    int      keep_listener;       /* 1: the listener stays open for the whole
+                                   * run; a link hello that arrives while no
+                                   * links are being opened waits unanswered
+                                   * (parked) until tr_lwip_relink */
+    int      linking;             /* 1 while tr_lwip_connect/relink opens links */
+    int    (*take)(void *ctx, struct tcp_pcb *pcb, const uint8_t *first, unsigned n,
+                   struct pbuf *rest);   /* offered an accepted connection whose
+                                   * first bytes are not a link hello: first[0..n)
+                                   * already read (window given back), rest the
+                                   * pbufs after them (ownership passes). Returns
+                                   * 0 (not taken: the port resets it), 1 (taken,
+                                   * its callbacks are the taker's), -1 (taken
+                                   * and aborted by the taker) */
+    void    *take_ctx;
+    struct tcp_pcb *taken;        /* internal: the pcb take() just adopted */
 };
 
 /* Check the configuration and set the state up (no network traffic yet).
@@ -134,6 +150,20 @@ void tr_lwip_transport(struct tr_lwip *lw, struct tr_transport *tp);
  * then close both links with a FIN; the link state is dropped. */
 void tr_lwip_close(struct tr_lwip *lw, uint32_t linger_ms);
 
+/* Elastic runs (used by tr_lwip_elastic.c): reset both ring links at once
+ * (RST; their receive rings emptied), keeping the listener. */
+void tr_lwip_drop_links(struct tr_lwip *lw);
+
+/* Elastic runs: the links of a new ring over the kept listener: drops the
+ * old links, then this rank is `rank` of `world` (>= 2) at table[] (kept
+ * alive by the caller), the link hellos carry `token`; drives the stack
+ * until both links are up or timeout_ms (0 = 30000). Parked hellos are
+ * judged first. Returns 0, TR_ERR_INVAL (no listener), TR_ERR_TIMEOUT,
+ * TR_ERR_MISMATCH (the right neighbour answered as another ring),
+ * TR_ERR_NOBUFS. */
+int tr_lwip_relink(struct tr_lwip *lw, int rank, int world, const struct tr_lwip_addr *table,
+                   uint64_t token, uint32_t timeout_ms);
+
 /* An lwIP err_t as a tr_err (0 for ERR_OK). */
 int tr_lwip_err(int lwip_err);
 
@@ -142,5 +172,158 @@ long tr_lwip_send(void *ctx, int peer, const void *buf, size_t len);
 long tr_lwip_recv(void *ctx, int peer, void *buf, size_t len);
 int  tr_lwip_poll(void *ctx, unsigned want, uint32_t timeout_ms);
 uint32_t tr_lwip_now_ms(void *ctx);
+
+/* ---- elastic membership (issue 12): an lwIP rank as a member ------------
+ *
+ * An lwIP rank takes part in an elastic ring (core/tr_elastic.h, the POSIX
+ * port's tr_posix_elastic_*: the same messages on the wire) as a member, so
+ * a mixed ring of hosts and boards survives a lost rank:
+ *
+ *   tr_lwip_init(&lw, &c);                      // c.table: every rank's address
+ *   tr_lwip_elastic_start(&el, &ec, &lw);       // before connect: keeps the listener
+ *   tr_lwip_connect(&lw);                       // the ring of epoch 0
+ *   tr_lwip_transport(&lw, &tp);                // train with cfg.elastic = 1
+ *   on TR_TRAIN_LOST / TR_TRAIN_CHANGE:
+ *       rc = tr_lwip_elastic_reform(&el, tr_train_position(&t), &round);
+ *       tr_train_reform(&t, round.rank, round.world, round.world > 1 ? &tp : NULL,
+ *                       round.source);
+ *   tr_lwip_elastic_close(&el, 1000);
+ *
+ * The listening pcb stays open for the whole run: link hellos ("TRL1") and
+ * membership messages ("TRE1") are told apart by their first bytes. A JOIN
+ * that arrives is answered from lwIP's callbacks (inside the caller's drive):
+ * between rounds, a process started again or a stale epoch is sent to the
+ * view's lowest rank (NOT_COORD); a JOIN of this view's epoch waits for this
+ * rank's own round, which sends it to the coordinator it follows.
+ *
+ * tr_lwip_elastic_reform runs one membership round as the POSIX members do,
+ * driving the stack through cfg.drive like tr_lwip_connect (NO_SYS=1: it
+ * returns when the round is over): reset the ring links, ask the view's
+ * members in ascending original rank with JOIN{view epoch, rank, step =
+ * position, own address and port}: a refused or unreachable member is dead
+ * (next), ACCEPT = wait for VIEW or ABORT on that connection, NOT_COORD(hint)
+ * = ask the hint, closed unanswered = ask again after 20 ms. On VIEW the new
+ * ring's links open over the kept listener (link hello token
+ * tr_el_link_token(job_token, epoch), rank = index, world = n); a failed
+ * link starts another round from the new view.
+ *
+ * An lwIP rank does not coordinate: if it is the lowest live member of the
+ * view (every lower rank dead), the call returns TR_ERR_INVAL with
+ * round.must_coordinate = 1 after closing its listener and connections
+ * (so the others find it gone and go on without it). Put a host (a POSIX
+ * rank) at the lowest rank of an elastic job. Nor does an lwIP process
+ * rejoin a running job after a restart (tr_posix_elastic_find's part).
+ *
+ * RAM (caller's, static): struct tr_lwip_elastic, about 1 KiB with
+ * TR_LWIP_MAX_WORLD 16 (the view, the ring's address table, a VIEW buffer
+ * sized by the bound, TR_LWIP_EL_CONNS JOIN buffers); no allocation, no
+ * lwIP heap beyond one small segment per message. port/lwip/README.md has
+ * the measured sizes. */
+#include "tr_elastic.h"
+
+#ifndef TR_LWIP_MAX_WORLD
+#define TR_LWIP_MAX_WORLD 16u      /* the largest job (original world) an elastic
+                                    * lwIP rank takes part in */
+#endif
+#define TR_LWIP_EL_CONNS 4u        /* JOINs held at once on the listener */
+/* the longest message this port reads: a VIEW of TR_LWIP_MAX_WORLD members */
+#define TR_LWIP_EL_MSG_MAX (TR_EL_HEAD_BYTES + TR_EL_VIEW_BYTES(TR_LWIP_MAX_WORLD))
+
+struct tr_lwip_elastic_config {
+    uint32_t timeout_ms;           /* a member that has not answered a round by
+                                    * then is dropped (the coordinator's), the
+                                    * wait for a verdict and the new ring's link
+                                    * deadline; the same on every rank of the
+                                    * job (mnist_ring: --timeout); 0 = 60000 */
+    uint32_t handshake_ms;         /* a connect must be answered, and a JOIN sent
+                                    * to this rank arrive whole, within this;
+                                    * 0 = 3000 */
+};
+
+/* A connection accepted on the listener that carries a JOIN (internal). */
+struct tr_lwip_el_conn {
+    struct tr_lwip_elastic *el;    /* back pointer (tcp_arg) */
+    struct tcp_pcb *pcb;           /* NULL: a free slot */
+    uint8_t  state;                /* reading, or pending (the JOIN is whole) */
+    uint8_t  got;                  /* bytes of buf so far */
+    uint32_t since;                /* sys_now() when taken */
+    uint8_t  buf[TR_EL_HEAD_BYTES + TR_EL_JOIN_BYTES];
+    uint32_t epoch;                /* the JOIN's, once whole */
+    struct tr_el_join join;        /* the JOIN, once whole */
+};
+
+/* This rank's connection asking a member (internal). */
+struct tr_lwip_el_ask {
+    struct tr_lwip_elastic *el;    /* back pointer (tcp_arg) */
+    struct tcp_pcb *pcb;           /* NULL when none */
+    int      state;                /* connecting, open, closed, dead */
+    int      eof;                  /* the member closed its side */
+    size_t   got;                  /* bytes in buf */
+    uint8_t  buf[TR_EL_HEAD_BYTES + TR_EL_REPLY_BYTES + TR_LWIP_EL_MSG_MAX];
+                                   /* a REPLY and the VIEW after it */
+};
+
+/* Caller-owned state of an elastic lwIP rank. Read-only for callers. */
+struct tr_lwip_elastic {
+    struct tr_lwip_elastic_config cfg;   /* copied, defaults filled */
+    struct tr_lwip *lw;            /* the port state whose listener is kept */
+    uint32_t rank, world;          /* original rank and world (lw's at start) */
+    uint64_t job_token;            /* the job's (lw's at start) */
+    uint32_t my_addr;              /* where this rank listens: IPv4 network order */
+    uint16_t my_port;
+    /* the view: epoch, members in ascending original rank, this rank's index */
+    uint32_t epoch, n, source;
+    uint64_t step;
+    struct tr_el_member m[TR_LWIP_MAX_WORLD];
+    int      index;
+    struct tr_lwip_addr table[TR_LWIP_MAX_WORLD]; /* the ring's addresses by index
+                                    * (lw->cfg.table after a reform) */
+    struct tr_el_member next[TR_LWIP_MAX_WORLD]; /* a VIEW being received */
+    uint8_t  dead[TR_LWIP_MAX_WORLD];   /* this round: members known dead */
+    int      following;            /* 1: in a round, following `coord` */
+    uint32_t coord;                /* the coordinator of the round */
+    struct tr_lwip_el_conn conn[TR_LWIP_EL_CONNS];
+    struct tr_lwip_el_ask ask;
+    uint32_t redirected;           /* JOINs answered NOT_COORD (statistics) */
+};
+
+/* What the last round decided, for the caller's messages and its reform. */
+struct tr_lwip_elastic_round {
+    int      verdict;              /* enum tr_el_verdict; TR_EL_GO on success */
+    uint32_t epoch;                /* the new view's epoch */
+    int      rank, world, source;  /* for tr_train_reform: my index in the new
+                                    * view, its size, the source's index */
+    uint64_t step;                 /* the source's position */
+    uint32_t coordinator;          /* original rank that decided */
+    uint32_t left[TR_LWIP_MAX_WORLD], n_left; /* original ranks that left */
+    uint32_t answer;               /* a refusal's REPLY answer (TR_ERR_MISMATCH) */
+    int      must_coordinate;      /* 1: this rank was the lowest live member */
+    struct tr_el_abort why;        /* verdict != TR_EL_GO: the counts */
+    uint32_t rounds;               /* membership rounds the call ran */
+    uint32_t ms;                   /* how long the call took */
+};
+
+/* Make lw (after tr_lwip_init, before tr_lwip_connect) a member of an
+ * elastic job: the view of epoch 0 is lw's table (original rank = its rank,
+ * world = its world, at most TR_LWIP_MAX_WORLD), its listener stays open.
+ * Returns 0 or TR_ERR_INVAL. */
+int tr_lwip_elastic_start(struct tr_lwip_elastic *el, const struct tr_lwip_elastic_config *cfg,
+                          struct tr_lwip *lw);
+
+/* After TR_TRAIN_LOST or TR_TRAIN_CHANGE: one membership round (see above),
+ * then the new ring's links. Returns 0 with out filled (pass out->rank,
+ * world, source to tr_train_reform; tr_lwip_transport's tp stays valid),
+ * or: TR_ERR_CLOSED (the coordinator's ABORT: out->verdict, out->why),
+ * TR_ERR_INVAL (this rank would have to coordinate: out->must_coordinate),
+ * TR_ERR_MISMATCH (refused: out->answer), TR_ERR_TIMEOUT (no coordinator
+ * answered in time, or the new links never came up in 4 rounds),
+ * TR_ERR_NOMEM (a view of more than TR_LWIP_MAX_WORLD), TR_ERR_PROTO,
+ * TR_ERR_NOBUFS (lwIP's pools). */
+int tr_lwip_elastic_reform(struct tr_lwip_elastic *el, uint64_t position,
+                           struct tr_lwip_elastic_round *out);
+
+/* Close the membership connections, the listener and the ring links
+ * (tr_lwip_close with linger_ms). */
+void tr_lwip_elastic_close(struct tr_lwip_elastic *el, uint32_t linger_ms);
 
 #endif /* TR_LWIP_H */

@@ -37,6 +37,31 @@ static struct tr_tapif tap;
 static struct tr_lwip lw;
 static uint8_t rx_rings[2 * 2 * TCP_WND];   /* 2 links x 2 windows */
 static struct tr_lwip_addr table[MAX_WORLD];
+static struct tr_lwip_elastic el;
+
+/* --mode elastic: the lwIP port's membership round after a lost ring. */
+static int el_reform(void *ctx, uint64_t position, int *rank, int *world, int *source,
+                     uint32_t *epoch)
+{
+    static struct tr_lwip_elastic_round round;
+    int rc = tr_lwip_elastic_reform(&el, position, &round);
+    (void)ctx;
+    if (rc < 0) {
+        fprintf(stderr, "lwip rank %u: membership round failed: %s (verdict %d, answer %u, "
+                "must coordinate %d, coordinator %u, %u rounds, %u ms)\n", el.rank,
+                tr_strerror(rc), round.verdict, (unsigned)round.answer, round.must_coordinate,
+                (unsigned)round.coordinator, (unsigned)round.rounds, (unsigned)round.ms);
+        return rc;
+    }
+    printf("lwip rank %u: round %u ms, coordinator rank %u, %u left, %u JOINs redirected\n",
+           el.rank, (unsigned)round.ms, (unsigned)round.coordinator, (unsigned)round.n_left,
+           (unsigned)el.redirected);
+    *rank = round.rank;
+    *world = round.world;
+    *source = round.source;
+    *epoch = round.epoch;
+    return 0;
+}
 
 static int parse_table(const char *s)
 {
@@ -157,6 +182,14 @@ int main(int argc, char **argv)
     lc.rx_mem = rx_rings;
     lc.rx_mem_size = rx;
     rc = tr_lwip_init(&lw, &lc);
+    if (rc == 0 && !strcmp(j.mode, "elastic")) {
+        static const struct ring_elastic ops = { el_reform, NULL };
+        struct tr_lwip_elastic_config ec;
+        memset(&ec, 0, sizeof ec);
+        ec.timeout_ms = j.timeout_ms;
+        rc = tr_lwip_elastic_start(&el, &ec, &lw);
+        j.el = &ops;
+    }
     if (rc == 0)
         rc = tr_lwip_connect(&lw);
     if (rc < 0) {
@@ -167,7 +200,10 @@ int main(int argc, char **argv)
     printf("lwip rank %d: links up, %u strangers refused\n", j.rank, (unsigned)lw.refused);
     tr_lwip_transport(&lw, &tp);
     code = ring_job_run(&j, &tp);
-    tr_lwip_close(&lw, 2000);
+    if (j.el)
+        tr_lwip_elastic_close(&el, 2000);
+    else
+        tr_lwip_close(&lw, 2000);
     if (code == 0 && strcmp(j.mode, "loop") != 0)
         code = check_pools(j.suite);
     if (tap.rx_drop || tap.tx_err)

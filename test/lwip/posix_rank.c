@@ -6,6 +6,11 @@
  * Rendezvous is the POSIX port's tcp:// (rank 0 is the master); lwIP ranks of
  * a mixed ring have no rendezvous client (boards use a static table), so the
  * test registers them with lwip_register, and the link hello is shared.
+ *
+ *   posix_rank --table A:P,A:P,... --rank R --world W --mode elastic ...
+ *
+ * An elastic rank: the static table (tr_posix_connect_table), then the
+ * POSIX port's membership (tr_posix_elastic_*) after a lost ring.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -16,6 +21,82 @@
 #include "tr_posix.h"
 #include "ring_job.h"
 
+#define MAX_WORLD 16
+
+static struct tr_posix_elastic el;
+
+static int el_reform(void *ctx, uint64_t position, int *rank, int *world, int *source,
+                     uint32_t *epoch)
+{
+    static struct tr_posix_elastic_round round;
+    char err[512];
+    int rc = tr_posix_elastic_reform(&el, position, &round, err, sizeof err);
+    (void)ctx;
+    if (rc < 0) {
+        fprintf(stderr, "posix rank %u: membership round: %s\n", el.cfg.rank, err);
+        return rc;
+    }
+    printf("posix rank %u: round %u ms, coordinator rank %u, %u left\n", el.cfg.rank,
+           (unsigned)round.ms, (unsigned)round.coordinator, (unsigned)round.n_left);
+    *rank = round.rank;
+    *world = round.world;
+    *source = round.source;
+    *epoch = round.epoch;
+    return 0;
+}
+
+/* An elastic rank over a static table. Returns the exit code. */
+static int run_elastic_table(struct ring_job *j, const char *tabs)
+{
+    static struct tr_posix_endpoint table[MAX_WORLD];
+    static const struct ring_elastic ops = { el_reform, NULL };
+    struct tr_posix_table_config tc;
+    struct tr_posix_elastic_config ec;
+    struct tr_posix px;
+    struct tr_transport tp;
+    char err[512], item[64];
+    int n = 0, rc, code;
+    while (*tabs && n < MAX_WORLD) {
+        size_t k = strcspn(tabs, ",");
+        if (k >= sizeof item)
+            return 2;
+        memcpy(item, tabs, k);
+        item[k] = 0;
+        if (tr_posix_endpoint_parse(&table[n++], item, err, sizeof err) < 0) {
+            fprintf(stderr, "posix_rank: --table: %s\n", err);
+            return 2;
+        }
+        tabs += k + (tabs[k] == ',');
+    }
+    if (n != j->world)
+        return 2;
+    tr_posix_table_config_default(&tc);
+    tc.table = table;
+    tc.rank = j->rank;
+    tc.world = j->world;
+    tc.job_token = j->token;
+    tc.timeout_ms = 20000;
+    rc = tr_posix_connect_table(&px, &tc, err, sizeof err);
+    memset(&ec, 0, sizeof ec);
+    ec.job_token = j->token;
+    ec.rank = (uint32_t)j->rank;
+    ec.world = (uint32_t)j->world;
+    ec.table = table;
+    ec.timeout_ms = j->timeout_ms;
+    ec.spin_us = 0;
+    if (rc == 0)
+        rc = tr_posix_elastic_start(&el, &ec, &px, err, sizeof err);
+    if (rc < 0) {
+        fprintf(stderr, "posix rank %d: connect failed: %s\n", j->rank, err);
+        return 1;
+    }
+    tr_posix_transport(&el.px, &tp);
+    j->el = &ops;
+    code = ring_job_run(j, &tp);
+    tr_posix_elastic_close(&el);
+    return code;
+}
+
 int main(int argc, char **argv)
 {
     struct ring_job j = { 0, 0, 0, "coll", "posix", "posix", 10000, 0, 3, 1 << 20 };
@@ -23,7 +104,7 @@ int main(int argc, char **argv)
     struct tr_posix_config pc;
     struct tr_transport tp;
     char method[128], err[256];
-    const char *master = NULL;
+    const char *master = NULL, *tabs = NULL;
     int i, rc, code;
 
     tr_posix_config_default(&pc);
@@ -34,8 +115,11 @@ int main(int argc, char **argv)
         if (!strcmp(argv[i], "--master")) { master = v; i++; }
         else if (!strcmp(argv[i], "--addr")) { pc.addr = v; i++; }
         else if (!strcmp(argv[i], "--port")) { pc.listen_port = (uint16_t)atoi(v); i++; }
+        else if (!strcmp(argv[i], "--table")) { tabs = v; i++; }
         else { fprintf(stderr, "posix_rank: unknown argument %s\n", argv[i]); return 2; }
     }
+    if (tabs && !strcmp(j.mode, "elastic"))
+        return run_elastic_table(&j, tabs);
     if (!master) {
         fprintf(stderr, "posix_rank: need --master HOST:PORT\n");
         return 2;

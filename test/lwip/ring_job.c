@@ -369,6 +369,106 @@ static void linger(const struct ring_job *j, const struct tr_transport *tp, uint
         printf("%s rank %d: %ld unread bytes at exit\n", j->label, j->rank, stray);
 }
 
+/* ---- elastic: core's trainer, a lost rank survived ------------------------ */
+
+/* Synthetic samples: class from the index, a class blob plus noise. */
+static int syn_load(void *ctx, int split, const uint32_t *idx, unsigned n, uint8_t *pixels,
+                    uint8_t *labels)
+{
+    unsigned i, p;
+    (void)ctx;
+    for (i = 0; i < n; i++) {
+        uint32_t h = idx[i] * 2654435761u + (uint32_t)split * 97u;
+        int cls = (int)((h >> 7) % 10u);
+        labels[i] = (uint8_t)cls;
+        for (p = 0; p < 784; p++) {
+            uint32_t q = (h ^ (p * 40503u)) * 0x2c1b3c6du;
+            int blob = (int)(p / 28) / 3 == cls || (int)(p % 28) / 3 == cls;
+            pixels[i * 784 + p] = (uint8_t)(((q >> 13) & 127u) + (blob ? 128u : 0u));
+        }
+    }
+    return 0;
+}
+
+static int elastic_event(const struct ring_job *j, struct tr_train *t, int ev,
+                         const struct tr_train_report *r, const struct tr_transport *tp)
+{
+    int rank, world, source, rc;
+    uint32_t epoch = 0;
+    if (ev == TR_TRAIN_STEP && r->global_step % 4 == 0) {
+        printf("%s rank %d: step %llu\n", j->label, j->rank, (unsigned long long)r->global_step);
+        fflush(stdout);
+    }
+    if (ev != TR_TRAIN_LOST && ev != TR_TRAIN_CHANGE)
+        return 0;
+    if (ev == TR_TRAIN_LOST) {
+        const struct tr_comm_fault *f = tr_comm_last_fault(&t->comm);
+        printf("%s rank %d: lost the ring at position %llu (%s, peer rank %d)\n", j->label,
+               j->rank, (unsigned long long)tr_train_position(t), tr_comm_phase_name(f->phase),
+               f->peer_rank);
+    }
+    rc = j->el->reform(j->el->ctx, tr_train_position(t), &rank, &world, &source, &epoch);
+    TH_CHECK(rc == 0, "membership round: %s", tr_strerror(rc));
+    if (rc < 0)
+        return rc;
+    printf("%s rank %d: view %u: ring rank %d of %d, state from ring rank %d\n", j->label,
+           j->rank, (unsigned)epoch, rank, world, source);
+    fflush(stdout);
+    rc = tr_train_reform(t, rank, world, world > 1 ? tp : NULL, source);
+    TH_CHECK(rc == 0, "tr_train_reform: %s", tr_strerror(rc));
+    return rc;
+}
+
+static int run_elastic(const struct ring_job *j, const struct tr_transport *tp)
+{
+    static struct tr_train t;
+    static uint8_t arena[16u << 20] __attribute__((aligned(64)));
+    struct tr_train_config c;
+    struct tr_train_report r;
+    size_t need = 0;
+    int ev, rc;
+    memset(&c, 0, sizeof c);
+    tr_model_desc_convnet(&c.model, 16, 32, 10);
+    c.batch = 8;
+    c.n_train = j->samples ? j->samples : 1536;
+    c.load = syn_load;
+    c.lr = 0.01f;
+    c.momentum = 0.9f;
+    c.seed = 42;
+    c.algo = TR_ALGO_RING;
+    c.epochs = (uint32_t)(j->iters > 0 ? j->iters : 1);
+    c.rank = j->rank;
+    c.world = j->world;
+    c.tp = tp;
+    c.job_token = j->token;
+    c.timeout_ms = j->timeout_ms;
+    c.segment_bytes = j->segment;
+    c.elastic = 1;
+    rc = tr_train_arena_size(&c, &need);
+    TH_CHECK(rc == 0 && need <= sizeof arena, "arena %zu bytes: %s", need, tr_strerror(rc));
+    if (rc < 0 || need > sizeof arena)
+        return 1;
+    rc = tr_train_init(&t, &c, arena, sizeof arena);
+    TH_CHECK(rc == 0, "tr_train_init: %s", tr_strerror(rc));
+    if (rc < 0)
+        return 1;
+    tr_train_begin(&t, NULL, 0);
+    while ((ev = tr_train_next(&t, &r)) > 0)
+        if (elastic_event(j, &t, ev, &r, tp) < 0)
+            return 1;
+    if (ev < 0)
+        fprintf(stderr, "%s rank %d: training failed: %s (%s)\n", j->label, j->rank,
+                tr_strerror(ev), tr_train_what_name(tr_train_last_fault(&t)->what));
+    TH_CHECK(ev == 0, "training: %s", tr_strerror(ev));
+    printf("%s rank %d: done at step %llu, ring of %d\n", j->label, j->rank,
+           (unsigned long long)t.global_step, t.cfg.world);
+    printf("params %016" PRIx64 " buffers %016" PRIx64 "\n",
+           tr_train_hash(t.model.params, t.model.n_params),
+           tr_train_hash(t.model.buffers, t.model.n_buffers));
+    fflush(stdout);
+    return ev == 0 ? 0 : 1;
+}
+
 int ring_job_run(const struct ring_job *j, const struct tr_transport *tp)
 {
     static struct tr_comm c;
@@ -378,6 +478,10 @@ int ring_job_run(const struct ring_job *j, const struct tr_transport *tp)
     if (strcmp(j->mode, "stream") == 0) {
         run_stream(j, tp);
         return th_report(j->suite);
+    }
+    if (strcmp(j->mode, "elastic") == 0) {
+        code = j->el ? run_elastic(j, tp) : 2;
+        return th_report(j->suite) | code;
     }
     memset(&cc, 0, sizeof cc);
     cc.rank = j->rank;
@@ -442,6 +546,7 @@ int ring_job_arg(struct ring_job *j, int argc, char **argv, int *i)
     else if (!strcmp(a, "--segment")) j->segment = (uint32_t)strtoul(v, NULL, 0);
     else if (!strcmp(a, "--iters")) j->iters = atoi(v);
     else if (!strcmp(a, "--bytes")) j->bytes = strtol(v, NULL, 0);
+    else if (!strcmp(a, "--samples")) j->samples = (uint32_t)strtoul(v, NULL, 0);
     else return 0;
     *i += 1;
     return 1;

@@ -14,6 +14,10 @@
  *           averaged with tr_allreduce; prints "params <hash>"
  *   bench   allreduce busbw for the gradient size and 1 MiB
  *   loop    allreduce until failure or `iters` rounds; prints the fault
+ *   elastic core's trainer (cfg.elastic) on synthetic samples, `iters`
+ *           epochs of `samples` samples; after TR_TRAIN_LOST / CHANGE the
+ *           program's membership round (ring_job.el) and tr_train_reform;
+ *           prints "step", "view" and at the end "params <hash>" lines
  */
 #ifndef TR_RING_JOB_H
 #define TR_RING_JOB_H
@@ -31,13 +35,25 @@ struct ring_job {
     uint32_t    segment;     /* tr_comm segment bytes (0 = default) */
     int         iters;       /* train steps / bench reps / loop rounds */
     long        bytes;       /* stream bytes */
+    uint32_t    samples;     /* elastic: training samples (0 = 1536) */
+    const struct ring_elastic *el;   /* elastic: the membership round */
+};
+
+/* The program's membership round for the elastic mode: after a lost ring,
+ * the new ring over the same transport (its links replaced). Returns 0
+ * with this rank's index, the world and the source's index, or an error
+ * (a message printed). */
+struct ring_elastic {
+    int  (*reform)(void *ctx, uint64_t position, int *rank, int *world, int *source,
+                   uint32_t *epoch);
+    void  *ctx;
 };
 
 /* Runs the mode; returns the process exit code (0 = all checks passed). */
 int ring_job_run(const struct ring_job *j, const struct tr_transport *tp);
 
 /* Common argv parsing for both programs: consumes --rank --world --token
- * --mode --suite --timeout --segment --iters --bytes; returns 1 if argv[*i]
+ * --mode --suite --timeout --segment --iters --bytes --samples; returns 1 if argv[*i]
  * was one of them (and advances *i), 0 if not. */
 int ring_job_arg(struct ring_job *j, int argc, char **argv, int *i);
 

@@ -150,5 +150,11 @@ fault_case killmix PLPL 2 kill
 check "killmix: the lwIP neighbours report the closed link" \
   grep -q "peer closed the connection (phase .*peer rank 2" "$LOG/killmix.1.out" "$LOG/killmix.3.out"
 
+# 5. elastic: a mixed ring P L P L trains with core's trainer (cfg.elastic);
+#    POSIX rank 2 is SIGKILLed mid-training; the lwIP ranks take part in the
+#    membership round as members and the three survivors finish equal
+. "$here/elastic.sh"
+elastic_case elastic PLPL 2 12
+
 echo "lwip: done in $SECONDS s"
 report "$SUITE"

@@ -1,0 +1,690 @@
+/* tinyring: an lwIP rank as a member of the elastic ring (see tr_lwip.h,
+ * "elastic membership"). The same membership protocol on the wire as the
+ * POSIX port (port/posix/tr_posix_elastic*.c), with core's messages
+ * (core/tr_elastic.h, the brief codec: no 3 KiB view on a board).
+ *
+ *   JOINs to this rank   arrive on the kept listener: tr_lwip.c hands over
+ *                        a connection whose first bytes are not a link hello
+ *                        (el_take); they are read and answered in lwIP's
+ *                        callbacks, inside the caller's drive().
+ *   this rank's round    tr_lwip_elastic_reform: asks the view's members in
+ *                        ascending rank on one connection (el->ask), driving
+ *                        the stack like tr_lwip_connect, then opens the new
+ *                        ring's links over the listener (tr_lwip_relink).
+ * No malloc, no stdio, no host calls. */
+#include <string.h>
+
+#include "lwip/opt.h"
+#include "lwip/err.h"
+#include "lwip/ip_addr.h"
+#include "lwip/pbuf.h"
+#include "lwip/sys.h"
+#include "lwip/tcp.h"
+
+#include "tr_error.h"
+#include "tr_lwip.h"
+#include "tr_elastic.h"
+
+#define DEF_TIMEOUT_MS   60000u
+#define DEF_HANDSHAKE_MS 3000u
+#define RETRY_MS   20u     /* a JOIN closed unanswered: ask again after this */
+#define MAX_ROUNDS 4u      /* rounds in one call when the new links fail */
+#define POLL_TICKS 2u      /* tcp_poll interval of a JOIN being read (x 500 ms) */
+
+enum { C_READING = 0, C_PENDING = 1 };                 /* struct tr_lwip_el_conn */
+enum { A_CONNECTING = 0, A_OPEN, A_CLOSED, A_DEAD };   /* struct tr_lwip_el_ask */
+
+/* What an ask or a wait for the verdict ended with, besides 0. */
+#define ASK_DEAD   1       /* refused or unreachable: not there */
+#define ASK_CLOSED 2       /* closed unanswered */
+#define ASK_SILENT 3       /* no answer in time */
+
+static int before(uint32_t a, uint32_t b) { return (int32_t)(a - b) < 0; }
+
+static uint32_t left_ms(uint32_t deadline)
+{
+    uint32_t now = sys_now();
+    return before(now, deadline) ? deadline - now : 0;
+}
+
+/* Drive the stack for ms (JOINs to this rank are served meanwhile). */
+static void el_sleep(struct tr_lwip_elastic *el, uint32_t ms)
+{
+    uint32_t end = sys_now() + ms, left;
+    while ((left = left_ms(end)) > 0)
+        el->lw->cfg.drive(el->lw->cfg.drive_arg, left);
+}
+
+/* One turn of the stack waiting at most until deadline (and 10 ms). */
+static void el_turn(struct tr_lwip_elastic *el, uint32_t deadline)
+{
+    uint32_t left = left_ms(deadline);
+    el->lw->cfg.drive(el->lw->cfg.drive_arg, left < 10u ? left : 10u);
+}
+
+static int view_index(const struct tr_el_member *m, uint32_t n, uint32_t rank)
+{
+    uint32_t i;
+    for (i = 0; i < n; i++)
+        if (m[i].rank == rank)
+            return (int)i;
+    return -1;
+}
+
+static uint32_t addr_of(const struct tr_lwip_addr *a)
+{
+    uint32_t v;
+    memcpy(&v, a->ip, 4);          /* the bytes as they are: network order */
+    return v;
+}
+
+/* Write a message on pcb and push it. Returns 0 or a tr_err. */
+static int send_brief(struct tcp_pcb *pcb, const struct tr_el_brief *b)
+{
+    uint8_t out[TR_EL_HEAD_BYTES + TR_EL_JOIN_BYTES];  /* JOIN and REPLY fit */
+    size_t n = tr_el_encode_brief(b, NULL, out, sizeof out);
+    err_t e;
+    if (!n)
+        return TR_ERR_INVAL;
+    e = tcp_write(pcb, out, (u16_t)n, TCP_WRITE_FLAG_COPY);
+    if (e == ERR_OK)
+        e = tcp_output(pcb);
+    return tr_lwip_err(e);
+}
+
+/* ---- JOINs to this rank -------------------------------------------------- */
+
+static void conn_detach(struct tr_lwip_el_conn *c)
+{
+    struct tcp_pcb *pcb = c->pcb;
+    c->pcb = NULL;
+    tcp_arg(pcb, NULL);
+    tcp_recv(pcb, NULL);           /* lwIP's default drops what still comes */
+    tcp_err(pcb, NULL);
+    tcp_poll(pcb, NULL, 0);
+}
+
+/* Drop c at once (RST). Returns 1: the pcb is gone. */
+static int conn_abort(struct tr_lwip_el_conn *c)
+{
+    struct tcp_pcb *pcb = c->pcb;
+    if (!pcb)
+        return 0;
+    conn_detach(c);
+    tcp_abort(pcb);
+    return 1;
+}
+
+/* Close c after its last bytes (FIN). Returns 1 if the pcb had to be
+ * aborted instead. */
+static int conn_close(struct tr_lwip_el_conn *c)
+{
+    struct tcp_pcb *pcb = c->pcb;
+    if (!pcb)
+        return 0;
+    conn_detach(c);
+    if (tcp_close(pcb) == ERR_OK)
+        return 0;
+    tcp_abort(pcb);                /* no memory for the FIN: reset */
+    return 1;
+}
+
+/* REPLY answer (coordinator coord) on c, then close. Returns as conn_close. */
+static int conn_reply(struct tr_lwip_el_conn *c, uint32_t answer, uint32_t coord)
+{
+    struct tr_lwip_elastic *el = c->el;
+    struct tr_el_brief b;
+    memset(&b, 0, sizeof b);
+    b.type = TR_EL_REPLY;
+    b.token = el->job_token;
+    b.epoch = el->epoch;
+    b.answer = answer;
+    b.coord = coord;
+    send_brief(c->pcb, &b);        /* 32 bytes on a fresh connection */
+    if (answer == TR_EL_NOT_COORD)
+        el->redirected++;
+    return conn_close(c);
+}
+
+/* A pending JOIN: answer it now, or leave it for this rank's round. As a
+ * member in a round: to the coordinator followed. Between rounds: a process
+ * started again, or a JOIN of an older view, to the view's lowest rank; a
+ * JOIN of this view waits (its sender noticed the failure first). Returns 1
+ * if the pcb was aborted. */
+static int conn_answer(struct tr_lwip_el_conn *c)
+{
+    struct tr_lwip_elastic *el = c->el;
+    if (c->state != C_PENDING || !c->pcb)
+        return 0;
+    if (el->following)
+        return conn_reply(c, TR_EL_NOT_COORD, el->coord);
+    if ((c->join.flags & TR_EL_JOINER) || before(c->epoch, el->epoch) ||
+        c->epoch == TR_EL_ANY_EPOCH)
+        return conn_reply(c, TR_EL_NOT_COORD, el->m[0].rank);
+    return 0;
+}
+
+/* The JOIN in c->buf is whole: keep it if it is one of this job's. */
+static int conn_judge(struct tr_lwip_el_conn *c)
+{
+    struct tr_el_brief b;
+    if (tr_el_decode_brief(c->buf, sizeof c->buf, &b, NULL, 0) < 0 || b.type != TR_EL_JOIN ||
+        b.token != c->el->job_token)
+        return conn_abort(c);      /* another job's gets nothing */
+    c->epoch = b.epoch;
+    c->join = b.join;
+    if (c->join.addr == 0)         /* "where you see me from" */
+        c->join.addr = ip4_addr_get_u32(ip_2_ip4(&c->pcb->remote_ip));
+    c->state = C_PENDING;
+    return conn_answer(c);
+}
+
+/* Bytes for c: a JOIN, nothing after it. Returns 1 if the pcb was aborted. */
+static int conn_feed(struct tr_lwip_el_conn *c, const uint8_t *p, size_t n)
+{
+    size_t total;
+    if (c->state != C_READING || n > sizeof c->buf - c->got)
+        return conn_abort(c);      /* more than one JOIN: garbage */
+    memcpy(c->buf + c->got, p, n);
+    c->got = (uint8_t)(c->got + n);
+    if (!tr_el_prefix_ok(c->buf, c->got) ||
+        (c->got >= TR_EL_HEAD_BYTES && (tr_el_head_total(c->buf, &total) < 0 ||
+                                        total != sizeof c->buf || c->buf[6] != TR_EL_JOIN)))
+        return conn_abort(c);
+    return c->got == sizeof c->buf ? conn_judge(c) : 0;
+}
+
+/* A pbuf chain for c (window given back, chain freed). 1: pcb aborted. */
+static int conn_feed_chain(struct tr_lwip_el_conn *c, struct tcp_pcb *pcb, struct pbuf *p)
+{
+    struct pbuf *q;
+    int gone = 0;
+    tcp_recved(pcb, p->tot_len);
+    for (q = p; q && !gone; q = q->next)
+        gone = conn_feed(c, (const uint8_t *)q->payload, q->len);
+    pbuf_free(p);
+    return gone;
+}
+
+static err_t conn_recv(void *arg, struct tcp_pcb *pcb, struct pbuf *p, err_t err)
+{
+    struct tr_lwip_el_conn *c = (struct tr_lwip_el_conn *)arg;
+    (void)err;
+    if (!c || c->pcb != pcb) {     /* detached */
+        if (p) {
+            tcp_recved(pcb, p->tot_len);
+            pbuf_free(p);
+        }
+        return ERR_OK;
+    }
+    if (!p)                        /* the asker gave up */
+        return conn_close(c) ? ERR_ABRT : ERR_OK;
+    return conn_feed_chain(c, pcb, p) ? ERR_ABRT : ERR_OK;
+}
+
+static void conn_err(void *arg, err_t err)
+{
+    struct tr_lwip_el_conn *c = (struct tr_lwip_el_conn *)arg;
+    (void)err;
+    if (c)
+        c->pcb = NULL;             /* lwIP freed it */
+}
+
+/* lwIP's slow timer: a JOIN that does not arrive whole in time is dropped. */
+static err_t conn_poll(void *arg, struct tcp_pcb *pcb)
+{
+    struct tr_lwip_el_conn *c = (struct tr_lwip_el_conn *)arg;
+    if (!c || c->pcb != pcb || c->state != C_READING ||
+        (uint32_t)(sys_now() - c->since) < c->el->cfg.handshake_ms)
+        return ERR_OK;
+    conn_abort(c);
+    return ERR_ABRT;
+}
+
+/* tr_lwip's take hook: a connection on the listener that is not a link
+ * hello. A membership message gets a slot; anything else is refused. */
+static int el_take(void *ctx, struct tcp_pcb *pcb, const uint8_t *first, unsigned n,
+                   struct pbuf *rest)
+{
+    struct tr_lwip_elastic *el = (struct tr_lwip_elastic *)ctx;
+    struct tr_lwip_el_conn *c = NULL;
+    unsigned i;
+    if (!tr_el_prefix_ok(first, n))
+        return 0;
+    for (i = 0; i < TR_LWIP_EL_CONNS && !c; i++)
+        if (!el->conn[i].pcb)
+            c = &el->conn[i];
+    if (!c)
+        return 0;                  /* full: reset (the asker sees this rank dead) */
+    c->el = el;
+    c->pcb = pcb;
+    c->state = C_READING;
+    c->got = 0;
+    c->since = sys_now();
+    tcp_arg(pcb, c);
+    tcp_recv(pcb, conn_recv);
+    tcp_err(pcb, conn_err);
+    tcp_sent(pcb, NULL);
+    tcp_poll(pcb, conn_poll, POLL_TICKS);
+    if (conn_feed(c, first, n)) {
+        if (rest)
+            pbuf_free(rest);
+        return -1;
+    }
+    if (rest && conn_feed_chain(c, pcb, rest))
+        return -1;
+    return 1;                      /* ours (maybe answered and closing already) */
+}
+
+/* Every pending JOIN that can be answered now is. */
+static void answer_pending(struct tr_lwip_elastic *el)
+{
+    unsigned i;
+    for (i = 0; i < TR_LWIP_EL_CONNS; i++)
+        if (el->conn[i].pcb)
+            conn_answer(&el->conn[i]);
+}
+
+/* ---- asking a member ------------------------------------------------------ */
+
+static void ask_forget(struct tr_lwip_el_ask *a, int abort)
+{
+    struct tcp_pcb *pcb = a->pcb;
+    if (!pcb)
+        return;
+    a->pcb = NULL;
+    tcp_arg(pcb, NULL);
+    tcp_recv(pcb, NULL);
+    tcp_err(pcb, NULL);
+    if (abort || tcp_close(pcb) != ERR_OK)
+        tcp_abort(pcb);
+}
+
+static err_t ask_recv(void *arg, struct tcp_pcb *pcb, struct pbuf *p, err_t err)
+{
+    struct tr_lwip_el_ask *a = (struct tr_lwip_el_ask *)arg;
+    (void)err;
+    if (!a || a->pcb != pcb) {
+        if (p) {
+            tcp_recved(pcb, p->tot_len);
+            pbuf_free(p);
+        }
+        return ERR_OK;
+    }
+    if (!p) {                      /* FIN: what is buffered still counts */
+        a->eof = 1;
+        return ERR_OK;
+    }
+    if (p->tot_len > sizeof a->buf - a->got) {
+        pbuf_free(p);              /* more than a REPLY and a VIEW: garbage */
+        ask_forget(a, 1);
+        a->state = A_CLOSED;
+        return ERR_ABRT;
+    }
+    a->got += pbuf_copy_partial(p, a->buf + a->got, p->tot_len, 0);
+    tcp_recved(pcb, p->tot_len);
+    pbuf_free(p);
+    return ERR_OK;
+}
+
+static void ask_err(void *arg, err_t err)
+{
+    struct tr_lwip_el_ask *a = (struct tr_lwip_el_ask *)arg;
+    (void)err;
+    if (!a)
+        return;
+    a->pcb = NULL;
+    a->state = a->state == A_CONNECTING ? A_DEAD : A_CLOSED;   /* refused : reset */
+}
+
+static err_t ask_connected(void *arg, struct tcp_pcb *pcb, err_t err)
+{
+    struct tr_lwip_el_ask *a = (struct tr_lwip_el_ask *)arg;
+    (void)pcb; (void)err;
+    if (a)
+        a->state = A_OPEN;
+    return ERR_OK;
+}
+
+/* Starts a connect to addr:port. Returns 0 or a tr_err (no pcb). */
+static int ask_dial(struct tr_lwip_elastic *el, uint32_t addr, uint16_t port)
+{
+    struct tr_lwip_el_ask *a = &el->ask;
+    struct tcp_pcb *pcb;
+    ip_addr_t ip;
+    err_t e;
+    ask_forget(a, 1);
+    a->el = el;
+    a->got = 0;
+    a->eof = 0;
+    a->state = A_CONNECTING;
+    if (!(pcb = tcp_new()))
+        return TR_ERR_NOBUFS;
+    a->pcb = pcb;
+    tcp_arg(pcb, a);
+    tcp_recv(pcb, ask_recv);
+    tcp_err(pcb, ask_err);
+    tcp_nagle_disable(pcb);
+    ip_addr_set_ip4_u32(&ip, addr);
+    e = tcp_connect(pcb, &ip, port, ask_connected);
+    if (e != ERR_OK) {             /* e.g. no route: not there */
+        ask_forget(a, 1);
+        a->state = A_DEAD;
+    }
+    return 0;
+}
+
+/* The next whole message from the member: 1 (in b, a VIEW's members in
+ * el->next), 0 (not yet), or TR_ERR_PROTO / TR_ERR_NOMEM. */
+static int ask_msg(struct tr_lwip_elastic *el, struct tr_el_brief *b)
+{
+    struct tr_lwip_el_ask *a = &el->ask;
+    size_t total;
+    int rc;
+    if (a->got < TR_EL_HEAD_BYTES)
+        return tr_el_prefix_ok(a->buf, a->got) ? 0 : TR_ERR_PROTO;
+    if (tr_el_head_total(a->buf, &total) < 0)
+        return TR_ERR_PROTO;
+    if (total > TR_LWIP_EL_MSG_MAX)
+        return TR_ERR_NOMEM;       /* a view larger than this port's bound */
+    if (a->got < total)
+        return 0;
+    rc = tr_el_decode_brief(a->buf, total, b, el->next, TR_LWIP_MAX_WORLD);
+    memmove(a->buf, a->buf + total, a->got - total);
+    a->got -= total;
+    if (rc == 0 && b->token != el->job_token)
+        rc = TR_ERR_PROTO;
+    return rc < 0 ? rc : 1;
+}
+
+/* Waits for the member's next message until deadline. Returns 0 (in b),
+ * ASK_CLOSED, ASK_SILENT, or TR_ERR_NOMEM. */
+static int ask_wait(struct tr_lwip_elastic *el, struct tr_el_brief *b, uint32_t deadline)
+{
+    for (;;) {
+        int rc = ask_msg(el, b);
+        if (rc == 1)
+            return 0;
+        if (rc == TR_ERR_NOMEM)
+            return rc;
+        if (rc < 0 || el->ask.eof || el->ask.state != A_OPEN)
+            return ASK_CLOSED;     /* closed, reset, or not our message */
+        if (left_ms(deadline) == 0)
+            return ASK_SILENT;
+        el_turn(el, deadline);
+    }
+}
+
+/* Connects to member k (by dial_end), sends JOIN, waits for the REPLY until
+ * reply_end. Returns 0 (REPLY in b, el->ask open), ASK_DEAD, ASK_CLOSED,
+ * ASK_SILENT, or a tr_err. */
+static int ask_member(struct tr_lwip_elastic *el, uint32_t k, uint64_t position,
+                      uint32_t reply_end, struct tr_el_brief *b)
+{
+    uint32_t dial_end = sys_now() + el->cfg.handshake_ms;
+    int rc = ask_dial(el, el->m[k].addr, el->m[k].port);
+    if (rc < 0)
+        return rc;
+    while (el->ask.state == A_CONNECTING && left_ms(dial_end) > 0)
+        el_turn(el, dial_end);
+    if (el->ask.state != A_OPEN) {
+        ask_forget(&el->ask, 1);
+        return ASK_DEAD;           /* refused, unreachable, or no SYN-ACK */
+    }
+    memset(b, 0, sizeof *b);
+    b->type = TR_EL_JOIN;
+    b->token = el->job_token;
+    b->epoch = el->epoch;
+    b->join.rank = el->rank;
+    b->join.step = position;
+    b->join.addr = el->my_addr;
+    b->join.port = el->my_port;
+    if (send_brief(el->ask.pcb, b) < 0) {
+        ask_forget(&el->ask, 1);
+        return ASK_CLOSED;
+    }
+    rc = ask_wait(el, b, reply_end);
+    if (rc == 0 && b->type != TR_EL_REPLY)
+        rc = ASK_CLOSED;
+    if (rc != 0)
+        ask_forget(&el->ask, 1);
+    return rc;
+}
+
+/* ---- this rank's round ----------------------------------------------------- */
+
+/* ABORT from the coordinator. */
+static int round_abort(struct tr_lwip_elastic *el, const struct tr_el_brief *b,
+                       struct tr_lwip_elastic_round *out)
+{
+    out->verdict = (int)b->abort.reason;
+    out->why = b->abort;
+    out->coordinator = el->coord;
+    out->epoch = el->epoch + 1;
+    out->step = b->abort.step;
+    return TR_ERR_CLOSED;
+}
+
+/* After ACCEPT: the verdict on the same connection. Returns 0 (VIEW in b,
+ * members in el->next), ASK_CLOSED, ASK_SILENT, or an error (ABORT). */
+static int wait_verdict(struct tr_lwip_elastic *el, struct tr_el_brief *b,
+                        struct tr_lwip_elastic_round *out)
+{
+    uint32_t deadline = sys_now() + el->cfg.timeout_ms + 2u * el->cfg.handshake_ms;
+    int rc;
+    el->following = 1;             /* JOINs to this rank: go to el->coord */
+    answer_pending(el);
+    rc = ask_wait(el, b, deadline);
+    ask_forget(&el->ask, 0);
+    if (rc != 0)
+        return rc;
+    if (b->type == TR_EL_ABORT)
+        return round_abort(el, b, out);
+    if (b->type != TR_EL_VIEW || b->epoch != el->epoch + 1)
+        return ASK_CLOSED;
+    return 0;
+}
+
+/* This rank is the lowest live member: it does not coordinate. Closing
+ * everything makes the others find it gone (refused) and go on. */
+static int must_coordinate(struct tr_lwip_elastic *el, struct tr_lwip_elastic_round *out)
+{
+    out->must_coordinate = 1;
+    out->coordinator = el->rank;
+    tr_lwip_elastic_close(el, 0);
+    return TR_ERR_INVAL;
+}
+
+/* Asks view member *k. Returns 0 (VIEW in b), 1 (go on with *k, which may
+ * have changed), or an error. */
+static int member_step(struct tr_lwip_elastic *el, uint32_t *k, uint64_t position,
+                       uint32_t search_end, struct tr_el_brief *b,
+                       struct tr_lwip_elastic_round *out)
+{
+    uint32_t reply_end = sys_now() + el->cfg.timeout_ms + el->cfg.handshake_ms;
+    int rc, hint;
+    if (before(search_end, reply_end))
+        reply_end = search_end;
+    rc = ask_member(el, *k, position, reply_end, b);
+    if (rc == ASK_DEAD || rc == ASK_SILENT) {
+        el->dead[(*k)++] = 1;
+        return 1;
+    }
+    if (rc == ASK_CLOSED) {        /* it was opening links: again */
+        el_sleep(el, RETRY_MS);
+        return 1;
+    }
+    if (rc < 0)
+        return rc;
+    if (b->answer == TR_EL_ACCEPT) {
+        el->coord = b->coord;
+        rc = wait_verdict(el, b, out);
+        if (rc == ASK_SILENT)
+            el->dead[*k] = 1;
+        if (rc == ASK_SILENT || rc == ASK_CLOSED) {
+            *k = 0;                /* search again from the lowest */
+            el_sleep(el, RETRY_MS);
+            return 1;
+        }
+        return rc;
+    }
+    ask_forget(&el->ask, 0);
+    if (b->answer != TR_EL_NOT_COORD) {
+        out->answer = b->answer;   /* DUPLICATE, EXCLUDED, STALE */
+        out->coordinator = b->coord;
+        return TR_ERR_MISMATCH;
+    }
+    hint = view_index(el->m, el->n, b->coord);
+    if (hint < 0 || el->dead[hint])
+        (*k)++;
+    else
+        *k = (uint32_t)hint;
+    el_sleep(el, RETRY_MS);        /* it may not coordinate yet */
+    return 1;
+}
+
+/* One round as a member of the view: find the coordinator, get its verdict. */
+static int round_once(struct tr_lwip_elastic *el, uint64_t position, struct tr_el_brief *b,
+                      struct tr_lwip_elastic_round *out)
+{
+    uint32_t search_end = sys_now() + 2u * (el->cfg.timeout_ms + el->cfg.handshake_ms);
+    uint32_t k = 0;
+    int rc;
+    memset(el->dead, 0, sizeof el->dead);
+    out->rounds++;
+    while (k < el->n && left_ms(search_end) > 0) {
+        if (k == (uint32_t)el->index)
+            return must_coordinate(el, out);
+        if (el->dead[k]) {
+            k++;
+            continue;
+        }
+        rc = member_step(el, &k, position, search_end, b, out);
+        if (rc <= 0)
+            return rc;
+    }
+    return TR_ERR_TIMEOUT;         /* no coordinator answered */
+}
+
+/* GO: the VIEW in b / el->next becomes el's; out says what changed. */
+static int take_view(struct tr_lwip_elastic *el, const struct tr_el_brief *b,
+                     struct tr_lwip_elastic_round *out)
+{
+    int index = view_index(el->next, b->n, el->rank);
+    uint32_t i;
+    if (index < 0)
+        return TR_ERR_PROTO;       /* a view that does not name this rank */
+    out->verdict = TR_EL_GO;
+    out->epoch = b->epoch;
+    out->rank = index;
+    out->world = (int)b->n;
+    out->source = (int)b->source;
+    out->step = b->step;
+    out->coordinator = el->coord;
+    out->n_left = 0;
+    for (i = 0; i < el->n; i++)
+        if (view_index(el->next, b->n, el->m[i].rank) < 0)
+            out->left[out->n_left++] = el->m[i].rank;
+    el->epoch = b->epoch;
+    el->n = b->n;
+    el->source = b->source;
+    el->step = b->step;
+    el->index = index;
+    for (i = 0; i < b->n; i++) {
+        el->m[i] = el->next[i];
+        memcpy(el->table[i].ip, &el->m[i].addr, 4);
+        el->table[i].port = el->m[i].port;
+    }
+    return 0;
+}
+
+/* The new ring's links over the kept listener, with the epoch's token. */
+static int open_links(struct tr_lwip_elastic *el)
+{
+    if (el->n == 1)
+        return 0;                  /* a ring of one: no links */
+    return tr_lwip_relink(el->lw, el->index, (int)el->n, el->table,
+                          tr_el_link_token(el->job_token, el->epoch), el->cfg.timeout_ms);
+}
+
+int tr_lwip_elastic_reform(struct tr_lwip_elastic *el, uint64_t position,
+                           struct tr_lwip_elastic_round *out)
+{
+    struct tr_el_brief b;
+    uint32_t t0 = sys_now();
+    int rc;
+    memset(out, 0, sizeof *out);
+    if (!el->lw || el->index < 0 || !el->lw->listener)
+        return TR_ERR_INVAL;
+    tr_lwip_drop_links(el->lw);    /* the ring is broken: a neighbour that has
+                                    * not noticed yet fails at once */
+    rc = round_once(el, position, &b, out);
+    while (rc == 0) {
+        rc = take_view(el, &b, out);
+        el->following = 0;
+        answer_pending(el);        /* JOINs of the old view: to the new lowest */
+        if (rc == 0)
+            rc = open_links(el);
+        if (rc == 0 || rc == TR_ERR_PROTO || out->rounds >= MAX_ROUNDS)
+            break;
+        tr_lwip_drop_links(el->lw);
+        rc = round_once(el, position, &b, out);   /* the new ring failed: again */
+    }
+    el->following = 0;
+    ask_forget(&el->ask, 1);
+    out->ms = sys_now() - t0;
+    return rc;
+}
+
+/* ---- start and close ----------------------------------------------------------- */
+
+int tr_lwip_elastic_start(struct tr_lwip_elastic *el, const struct tr_lwip_elastic_config *cfg,
+                          struct tr_lwip *lw)
+{
+    uint32_t i;
+    if (!el || !cfg || !lw || !lw->cfg.table || lw->cfg.world < 2 ||
+        (uint32_t)lw->cfg.world > TR_LWIP_MAX_WORLD || lw->listener)
+        return TR_ERR_INVAL;
+    memset(el, 0, sizeof *el);
+    el->cfg = *cfg;
+    if (!el->cfg.timeout_ms)
+        el->cfg.timeout_ms = DEF_TIMEOUT_MS;
+    if (!el->cfg.handshake_ms)
+        el->cfg.handshake_ms = DEF_HANDSHAKE_MS;
+    el->lw = lw;
+    el->rank = (uint32_t)lw->cfg.rank;
+    el->world = (uint32_t)lw->cfg.world;
+    el->job_token = lw->cfg.job_token;
+    el->n = el->world;
+    el->index = lw->cfg.rank;
+    for (i = 0; i < el->world; i++) {
+        el->table[i] = lw->cfg.table[i];
+        el->m[i].rank = i;
+        el->m[i].addr = addr_of(&lw->cfg.table[i]);
+        el->m[i].port = lw->cfg.table[i].port;
+    }
+    el->my_addr = el->m[el->rank].addr;
+    el->my_port = el->m[el->rank].port;
+    el->ask.el = el;
+    for (i = 0; i < TR_LWIP_EL_CONNS; i++)
+        el->conn[i].el = el;
+    lw->cfg.table = el->table;     /* the ring's table from now on */
+    lw->keep_listener = 1;
+    lw->take = el_take;
+    lw->take_ctx = el;
+    return 0;
+}
+
+void tr_lwip_elastic_close(struct tr_lwip_elastic *el, uint32_t linger_ms)
+{
+    unsigned i;
+    if (!el->lw)
+        return;
+    for (i = 0; i < TR_LWIP_EL_CONNS; i++)
+        conn_abort(&el->conn[i]);
+    ask_forget(&el->ask, 1);
+    el->lw->take = NULL;
+    el->lw->keep_listener = 0;
+    tr_lwip_close(el->lw, linger_ms);
+    el->index = -1;
+}
