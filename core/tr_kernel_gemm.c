@@ -73,6 +73,42 @@ void tr_gemm_at_ref(float *c, const float *a, const float *b, size_t m, size_t n
         }
 }
 
+/* where row r of a grid operand starts, from its base */
+static size_t grid_off(const struct tr_gemm_grid *g, size_t r)
+{
+    const size_t q = r / g->n2;
+    return (q / g->n1) * g->s0 + (q % g->n1) * g->s1 + (r % g->n2) * g->s2;
+}
+
+void tr_gemm_at_grid_ref(float *c, const float *a, const float *b,
+                        const struct tr_gemm_grid *g, size_t m, size_t n, size_t k,
+                        size_t lda, size_t ldc)
+{
+    size_t i, j, p;
+
+    for (i = 0; i < m; i++)
+        for (p = 0; p < k; p++) {
+            const float av = a[p * lda + i], *bp = b + grid_off(g, p);
+            for (j = 0; j < n; j++)
+                c[i * ldc + j] += av * bp[j];
+        }
+}
+
+void tr_gemm_grid_a_ref(float *c, const float *a, const struct tr_gemm_grid *g,
+                        const float *b, size_t m, size_t n, size_t k, size_t ldb, size_t ldc)
+{
+    size_t i, j, p;
+
+    for (i = 0; i < m; i++) {
+        const float *ai = a + grid_off(g, i);
+        for (p = 0; p < k; p++) {
+            const float av = ai[p];
+            for (j = 0; j < n; j++)
+                c[i * ldc + j] += av * b[p * ldb + j];
+        }
+    }
+}
+
 /* edges: the reference loop (of A's layout at), after zeroing C when it is
  * overwritten */
 static void gemm_tail(float *c, const float *a, const float *b, size_t m, size_t n,
@@ -150,8 +186,8 @@ typedef float tr_vf4 __attribute__((vector_size(16)));
     }
 /* C (mr, nv vectors of type T) += A (mr, k) * B (k, nv vectors); mr, nv
  * and the A layout at are compile-time constants at every call */
-#define VTILE_BODY(T)                                                         \
-    VA_ROWS();                                                                \
+#define VTILE_BODY(T, AROWS)                                                  \
+    AROWS();                                                                  \
     size_t p;                                                                 \
     VX_INIT(T, 0) VX_INIT(T, 1) VX_INIT(T, 2) VX_INIT(T, 3)                   \
     VX_INIT(T, 4) VX_INIT(T, 5) VX_INIT(T, 6) VX_INIT(T, 7)                   \
@@ -174,14 +210,14 @@ TR_TILE void vtile(float *restrict c, const float *restrict a, const float *rest
                    size_t k, size_t lda, size_t ldb, size_t ldc, int acc, const int mr,
                    const int nv, const int at)
 {
-    VTILE_BODY(tr_vf)
+    VTILE_BODY(tr_vf, VA_ROWS)
 }
 
 TR_TILE void qtile(float *restrict c, const float *restrict a, const float *restrict b,
                    size_t k, size_t lda, size_t ldb, size_t ldc, int acc, const int mr,
                    const int nv, const int at)
 {
-    VTILE_BODY(tr_vf4)
+    VTILE_BODY(tr_vf4, VA_ROWS)
 }
 
 /* one function per tile kind and A layout, specialised for each row count
@@ -249,6 +285,201 @@ GEMM_FN(gemm, 0, tile_2v, tile_1v, tile_1v)
 GEMM_FN(gemm_at, 1, tile_2v_at, tile_1v_at, tile_1v_at)
 #endif
 
+
+/* ---- grid operands (tr_gemm_grid_a, tr_gemm_grid_b) ------------------
+ * The same tiles with the rows of A, or of B, at offsets from a table
+ * (TR_GRID_CHUNK rows at a time, on the stack): a k step costs what
+ * tr_gemm's does (nested loops over the grid, 5 steps each for a 5x5
+ * kernel, ran 15% slower; the offsets' divisions at every tile's start 8%).
+ * B's rows in chunks split the k sum: C is stored between the chunks, which
+ * run in order, so the bits are the same. */
+#define TR_GRID_CHUNK 256
+
+/* off[0..cnt) = the grid offsets of rows r0, r0+1, ... */
+static void grid_table(size_t *off, const struct tr_gemm_grid *g, size_t r0, size_t cnt)
+{
+    size_t q = r0 / g->n2, w = r0 % g->n2, v = q % g->n1, u = q / g->n1, i;
+
+    for (i = 0; i < cnt; i++) {
+        off[i] = u * g->s0 + v * g->s1 + w * g->s2;
+        if (++w == g->n2) {
+            w = 0;
+            if (++v == g->n1) {
+                v = 0;
+                u++;
+            }
+        }
+    }
+}
+
+#define VA_TABLE()                                                            \
+    const float *a0 = a + off[0], *a1 = a + off[mr > 1 ? 1 : 0];              \
+    const float *a2 = a + off[mr > 2 ? 2 : 0], *a3 = a + off[mr > 3 ? 3 : 0]; \
+    const float *a4 = a + off[mr > 4 ? 4 : 0], *a5 = a + off[mr > 5 ? 5 : 0]; \
+    const float *a6 = a + off[mr > 6 ? 6 : 0], *a7 = a + off[mr > 7 ? 7 : 0], *ap = a
+
+TR_TILE void vtile_ga(float *restrict c, const float *restrict a, const size_t *off,
+                      const float *restrict b, size_t k, size_t ldb, size_t ldc,
+                      const int mr, const int nv)
+{
+    const int acc = 1, at = 0;
+    const size_t lda = 0;
+    VTILE_BODY(tr_vf, VA_TABLE)
+    (void)lda;
+}
+
+TR_TILE void qtile_ga(float *restrict c, const float *restrict a, const size_t *off,
+                      const float *restrict b, size_t k, size_t ldb, size_t ldc,
+                      const int mr, const int nv)
+{
+    const int acc = 1, at = 0;
+    const size_t lda = 0;
+    VTILE_BODY(tr_vf4, VA_TABLE)
+    (void)lda;
+}
+
+/* B's row p at b + off[p], A stored transposed (K, M): one pointer walks
+ * its rows, the tile's A values consecutive (with A row-major the 8 row
+ * pointers no longer fit the registers beside the table) */
+#define VTILE_GB_BODY(T)                                                      \
+    VA_ROWS();                                                                \
+    const int acc = 1, at = 1;                                                \
+    size_t p;                                                                 \
+    VX_INIT(T, 0) VX_INIT(T, 1) VX_INIT(T, 2) VX_INIT(T, 3)                   \
+    VX_INIT(T, 4) VX_INIT(T, 5) VX_INIT(T, 6) VX_INIT(T, 7)                   \
+    for (p = 0; p < k; p++) {                                                 \
+        const float *bw = b + off[p];                                         \
+        T b0, b1;                                                             \
+        __builtin_memcpy(&b0, bw, sizeof(T));                                 \
+        b1 = b0;                                                              \
+        if (nv > 1)                                                           \
+            __builtin_memcpy(&b1, bw + sizeof(T) / 4, sizeof(T));             \
+        VX_STEP(0) VX_STEP(1) VX_STEP(2) VX_STEP(3)                           \
+        VX_STEP(4) VX_STEP(5) VX_STEP(6) VX_STEP(7)                           \
+        ap += lda;                                                            \
+    }                                                                         \
+    VX_STORE(T, 0) VX_STORE(T, 1) VX_STORE(T, 2) VX_STORE(T, 3)               \
+    VX_STORE(T, 4) VX_STORE(T, 5) VX_STORE(T, 6) VX_STORE(T, 7)
+
+TR_TILE void vtile_gb(float *restrict c, const float *restrict a, const float *restrict b,
+                      const size_t *off, size_t k, size_t lda, size_t ldc,
+                      const int mr, const int nv)
+{
+    VTILE_GB_BODY(tr_vf)
+}
+
+TR_TILE void qtile_gb(float *restrict c, const float *restrict a, const float *restrict b,
+                      const size_t *off, size_t k, size_t lda, size_t ldc,
+                      const int mr, const int nv)
+{
+    VTILE_GB_BODY(tr_vf4)
+}
+
+/* one function per grid tile kind, specialised for each row count */
+#define GRID_ROWS_FN(name, tile, nv, ...)                                     \
+    static void name(size_t mr, __VA_ARGS__)                                  \
+    {                                                                         \
+        switch (mr) {                                                         \
+        case 8: tile(GRID_ARGS, 8, nv); break;                                \
+        case 7: tile(GRID_ARGS, 7, nv); break;                                \
+        case 6: tile(GRID_ARGS, 6, nv); break;                                \
+        case 5: tile(GRID_ARGS, 5, nv); break;                                \
+        case 4: tile(GRID_ARGS, 4, nv); break;                                \
+        case 3: tile(GRID_ARGS, 3, nv); break;                                \
+        case 2: tile(GRID_ARGS, 2, nv); break;                                \
+        default: tile(GRID_ARGS, 1, nv); break;                               \
+        }                                                                     \
+    }
+#define GRID_ARGS c, a, off, b, k, ldb, ldc
+#define GA_PARAMS float *c, const float *a, const size_t *off, const float *b, size_t k, \
+                  size_t ldb, size_t ldc
+GRID_ROWS_FN(tile_2v_ga, vtile_ga, 2, GA_PARAMS)
+GRID_ROWS_FN(tile_1v_ga, vtile_ga, 1, GA_PARAMS)
+GRID_ROWS_FN(tile_q_ga, qtile_ga, 1, GA_PARAMS)
+#undef GRID_ARGS
+#define GRID_ARGS c, a, b, off, k, lda, ldc
+#define GB_PARAMS float *c, const float *a, const float *b, const size_t *off, size_t k, \
+                  size_t lda, size_t ldc
+GRID_ROWS_FN(tile_2v_gb, vtile_gb, 2, GB_PARAMS)
+GRID_ROWS_FN(tile_1v_gb, vtile_gb, 1, GB_PARAMS)
+GRID_ROWS_FN(tile_q_gb, qtile_gb, 1, GB_PARAMS)
+#undef GRID_ARGS
+
+/* rows [r0, r0+m) of A on the grid, their offsets in off */
+static void gemm_ga_rows(float *c, const float *a, const size_t *off, const float *b,
+                         size_t m, size_t n, size_t k, size_t ldb, size_t ldc)
+{
+    size_t i, j = 0, r;
+
+    for (; j + 2 * TR_VW <= n; j += 2 * TR_VW)
+        for (i = 0; i < m; i += r) {
+            r = block_rows(m - i);
+            tile_2v_ga(r, c + i * ldc + j, a, off + i, b + j, k, ldb, ldc);
+        }
+    for (; j + TR_VW <= n; j += TR_VW)
+        for (i = 0; i < m; i += r) {
+            r = block_rows(m - i);
+            tile_1v_ga(r, c + i * ldc + j, a, off + i, b + j, k, ldb, ldc);
+        }
+    for (; j + 4 <= n; j += 4)
+        for (i = 0; i < m; i += r) {
+            r = block_rows(m - i);
+            tile_q_ga(r, c + i * ldc + j, a, off + i, b + j, k, ldb, ldc);
+        }
+    for (i = 0; j < n && i < m; i++)       /* the last columns: the reference */
+        tr_gemm_ref(c + i * ldc + j, a + off[i], b + j, 1, n - j, k, 0, ldb, ldc);
+}
+
+void tr_gemm_grid_a(float *c, const float *a, const struct tr_gemm_grid *g, const float *b,
+                    size_t m, size_t n, size_t k, size_t ldb, size_t ldc)
+{
+    size_t off[TR_GRID_CHUNK], i, r;
+
+    for (i = 0; i < m; i += r) {
+        r = m - i < TR_GRID_CHUNK ? m - i : TR_GRID_CHUNK;
+        grid_table(off, g, i, r);
+        gemm_ga_rows(c + i * ldc, a, off, b, r, n, k, ldb, ldc);
+    }
+}
+
+/* B's rows [p0, p0+k) on the grid, their offsets in off */
+static void gemm_gb_rows(float *c, const float *a, const float *b, const size_t *off,
+                         size_t m, size_t n, size_t k, size_t lda, size_t ldc)
+{
+    size_t i, j = 0, r, p;
+
+    for (; j + 2 * TR_VW <= n; j += 2 * TR_VW)
+        for (i = 0; i < m; i += r) {
+            r = block_rows(m - i);
+            tile_2v_gb(r, c + i * ldc + j, a + i, b + j, off, k, lda, ldc);
+        }
+    for (; j + TR_VW <= n; j += TR_VW)
+        for (i = 0; i < m; i += r) {
+            r = block_rows(m - i);
+            tile_1v_gb(r, c + i * ldc + j, a + i, b + j, off, k, lda, ldc);
+        }
+    for (; j + 4 <= n; j += 4)
+        for (i = 0; i < m; i += r) {
+            r = block_rows(m - i);
+            tile_q_gb(r, c + i * ldc + j, a + i, b + j, off, k, lda, ldc);
+        }
+    for (i = 0; j < n && i < m; i++)       /* the last columns: the reference */
+        for (p = 0; p < k; p++)
+            tr_gemm_ref(c + i * ldc + j, a + p * lda + i, b + off[p] + j, 1, n - j, 1, 0, 0,
+                        ldc);
+}
+
+void tr_gemm_at_grid(float *c, const float *a, const float *b, const struct tr_gemm_grid *g,
+                    size_t m, size_t n, size_t k, size_t lda, size_t ldc)
+{
+    size_t off[TR_GRID_CHUNK], p, r;
+
+    for (p = 0; p < k; p += r) {
+        r = k - p < TR_GRID_CHUNK ? k - p : TR_GRID_CHUNK;
+        grid_table(off, g, p, r);
+        gemm_gb_rows(c, a + p * lda, b, off, m, n, r, lda, ldc);
+    }
+}
 #else
 /* ---- scalar FPU tile: Cortex-M4F (FPv4-SP), RISC-V F, 32 float registers
  *
@@ -689,6 +920,22 @@ static size_t block_rows(size_t left)
     }
 GEMM_FN(gemm, 0, tile_block)
 GEMM_FN(gemm_at, 1, tile_block_at)
+#endif
+
+#if !defined(TR_GEMM_VEC)
+/* a scalar FPU's convolutions use im2col and tr_gemm (tr_layer_conv.c):
+ * the grid forms are their reference loops there */
+void tr_gemm_grid_a(float *c, const float *a, const struct tr_gemm_grid *g, const float *b,
+                    size_t m, size_t n, size_t k, size_t ldb, size_t ldc)
+{
+    tr_gemm_grid_a_ref(c, a, g, b, m, n, k, ldb, ldc);
+}
+
+void tr_gemm_at_grid(float *c, const float *a, const float *b, const struct tr_gemm_grid *g,
+                    size_t m, size_t n, size_t k, size_t lda, size_t ldc)
+{
+    tr_gemm_at_grid_ref(c, a, b, g, m, n, k, lda, ldc);
+}
 #endif
 
 void tr_gemm(float *c, const float *a, const float *b, size_t m, size_t n,

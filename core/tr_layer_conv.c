@@ -5,8 +5,22 @@
  *   forward   y (OC, P)      = w (OC, IC*K*K) * col            + b
  *   dweight   dw^T (ICKK,OC) += col (ICKK, P) * dy^T (P, OC)
  *   dinput    dcol (ICKK, P) = w^T (ICKK, OC) * dy (OC, P), then col2im
- * where P = OH*OW. Every GEMM has a contiguous inner dimension. */
+ * where P = OH*OW. Every GEMM has a contiguous inner dimension.
+ * Where the target has vector registers, a stride-1 "same" convolution
+ * builds no col: the col rows of the K taps (ic, ki, kj) with the same
+ * (ic, kj) are one array of shifted input rows read at offsets ki*W (the
+ * shifted planes, K times smaller than col), and the forward and weight
+ * gradient GEMMs read their rows from it on a grid (tr_gemm_at_grid with
+ * w^T, tr_gemm_grid_a): the same products in the same order, so the same bits. */
 #include "tr_layer_kernels.h"
+
+/* the shifted planes where the GEMM has vector tiles (tr_kernel_gemm.c) */
+#if defined(__GNUC__) && (defined(__AVX512F__) || defined(__AVX__) || \
+                          defined(__ARM_NEON) || defined(__SSE2__))
+#define TR_CONV_SHIFTED 1
+#else
+#define TR_CONV_SHIFTED 0
+#endif
 
 void tr_conv2d_forward_ref(float *y, const float *x, const float *w, const float *b,
                            const struct tr_layer *l, unsigned n)
@@ -102,6 +116,29 @@ static int same_stride1(const struct tr_layer *l)
     return l->d.stride == 1 && l->out_w == l->in_w;
 }
 
+/* The shifted planes z (IC, K, (OH+K-1)*W) of one sample x (IC, H, W) of a
+ * stride-1 "same" convolution: plane (ic, kj) holds at q = r*W + w the input
+ * x[ic][r-P][w+kj-P], +0 outside the input, so col row (ic, ki, kj) at
+ * position p is z[ic][kj][p + ki*W]. */
+static size_t shifted_len(const struct tr_layer *l)
+{
+    return ((size_t)l->out_h + l->d.kernel - 1) * l->in_w;
+}
+
+/* the taps (ic, ki, kj) as rows of the shifted planes */
+static void shifted_grid(struct tr_gemm_grid *g, const struct tr_layer *l)
+{
+    g->n1 = g->n2 = l->d.kernel;
+    g->s0 = l->d.kernel * shifted_len(l);
+    g->s1 = l->in_w;
+    g->s2 = shifted_len(l);
+}
+
+static int shifted(const struct tr_layer *l)
+{
+    return TR_CONV_SHIFTED && l->d.stride == 1 && l->out_w == l->in_w;
+}
+
 /* mask (K, OH*OW): 1 where output column ow reads inside the input for
  * kernel column kj, else 0 */
 static void column_masks(float *restrict mask, const struct tr_layer *l)
@@ -147,6 +184,30 @@ static void shifted_copy(float *restrict row, const float *restrict plane,
     }
     for (q = hi; q < OH * OW; q++)
         row[q] = 0.0f;
+}
+
+/* z from x: plane (ic, kj) is P rows of zeros, the col row of tap (P, kj)
+ * (the input plane read at offset kj - P through kj's column mask), K-1-P
+ * rows of zeros */
+static void shifted_planes(float *restrict z, const float *restrict x,
+                           const float *restrict masks, const struct tr_layer *l)
+{
+    const unsigned IC = l->in_c, H = l->in_h, W = l->in_w, K = l->d.kernel, P = l->d.pad;
+    const size_t lz = shifted_len(l), p = (size_t)l->out_h * l->out_w;
+    unsigned ic, kj, wlo, whi;
+    size_t q;
+
+    for (ic = 0; ic < IC; ic++)
+        for (kj = 0; kj < K; kj++) {
+            float *zp = z + ((size_t)ic * K + kj) * lz;
+            tr_conv2d_valid_range(&wlo, &whi, kj, 1, P, W, W);
+            for (q = 0; q < (size_t)P * W; q++)
+                zp[q] = 0.0f;
+            shifted_copy(zp + (size_t)P * W, x + (size_t)ic * H * W, masks + (size_t)kj * p, P,
+                         kj, 0, H, wlo, whi, l);
+            for (q = (size_t)P * W + p; q < lz; q++)
+                zp[q] = 0.0f;
+        }
 }
 
 /* The adjoint of shifted_copy: one long masked add into the plane. */
@@ -298,6 +359,31 @@ static void transpose(float *restrict t, const float *restrict a, size_t rows, s
         }
 }
 
+/* y = b + w * col, col read from the shifted planes z (in col's space),
+ * w^T in wt */
+static void forward_shifted(float *y, const float *x, const float *w, const float *b,
+                            const struct tr_layer *l, unsigned n, float *z, float *wt,
+                            float *masks)
+{
+    const size_t kk = (size_t)l->in_c * l->d.kernel * l->d.kernel;
+    const size_t p = (size_t)l->out_h * l->out_w, OC = l->out_c;
+    const size_t xs = (size_t)l->in_c * l->in_h * l->in_w, ys = OC * p;
+    struct tr_gemm_grid g;
+    size_t i, oc, q;
+
+    shifted_grid(&g, l);
+    column_masks(masks, l);
+    transpose(wt, w, OC, kk);
+    for (i = 0; i < n; i++) {
+        float *yi = y + i * ys;
+        shifted_planes(z, x + i * xs, masks, l);
+        for (oc = 0; oc < OC; oc++)
+            for (q = 0; q < p; q++)
+                yi[oc * p + q] = b[oc];
+        tr_gemm_at_grid(yi, wt, z, &g, OC, p, kk, OC, p);
+    }
+}
+
 void tr_conv2d_forward(float *y, const float *x, const float *w, const float *b,
                        const struct tr_layer *l, unsigned n, float *scratch)
 {
@@ -308,6 +394,10 @@ void tr_conv2d_forward(float *y, const float *x, const float *w, const float *b,
     float *masks = same_stride1(l) ? col + kk * p + p * OC + 2u * kk * OC : NULL;
     size_t i, oc, q;
 
+    if (shifted(l)) {
+        forward_shifted(y, x, w, b, l, n, scratch, col + kk * p + p * OC + kk * OC, masks);
+        return;
+    }
     if (masks)
         column_masks(masks, l);
     for (i = 0; i < n; i++) {
@@ -332,8 +422,10 @@ void tr_conv2d_backward(float *dx, float *dw, float *db, const float *dy,
     float *dwt = dyt + p * OC;          /* (kk, OC) */
     float *wt = dwt + kk * OC;          /* (kk, OC) */
     float *masks = same_stride1(l) ? wt + kk * OC : NULL;   /* (K, p) */
+    struct tr_gemm_grid g;
     size_t i, oc, q;
 
+    shifted_grid(&g, l);
     for (q = 0; q < kk * OC; q++)
         dwt[q] = 0.0f;
     if (masks)
@@ -347,8 +439,13 @@ void tr_conv2d_backward(float *dx, float *dw, float *db, const float *dy,
         for (oc = 0; oc < OC; oc++)
             db[oc] += tr_sum_lanes16(dyi + oc * p, p);
         transpose(dyt, dyi, OC, p);
-        im2col(col, x + i * xs, masks, l);
-        tr_gemm(dwt, col, dyt, kk, OC, p, p, OC, OC);
+        if (shifted(l)) {         /* col's rows from the shifted planes */
+            shifted_planes(col, x + i * xs, masks, l);
+            tr_gemm_grid_a(dwt, col, &g, dyt, kk, OC, p, OC, OC);
+        } else {
+            im2col(col, x + i * xs, masks, l);
+            tr_gemm(dwt, col, dyt, kk, OC, p, p, OC, OC);
+        }
         if (dx) {
             tr_gemm_set(col, wt, dyi, kk, p, OC, OC, p, p);
             col2im(dx + i * xs, col, masks, l);

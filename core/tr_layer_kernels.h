@@ -34,6 +34,27 @@ void tr_gemm_at(float *c, const float *a, const float *b, size_t m, size_t n, si
 void tr_gemm_at_set(float *c, const float *a, const float *b, size_t m, size_t n, size_t k,
                     size_t lda, size_t ldb, size_t ldc);
 
+/* The rows of a GEMM operand on a 3-D grid: row r = (r0, r1, r2), r2
+ * fastest, r1 < n1, r2 < n2, starts at base + r0*s0 + r1*s1 + r2*s2 (the
+ * convolutions' taps (ic, ki, kj) as shifted input planes, docs/DESIGN.md
+ * "Kernels"). The products and their order are tr_gemm's. */
+struct tr_gemm_grid {
+    size_t n1, n2;
+    size_t s0, s1, s2;
+};
+/* C (M, N; ldc) += A^T * B with A stored (K, M; lda), as tr_gemm_at, and
+ * B's row p at b + grid(p) */
+void tr_gemm_at_grid_ref(float *c, const float *a, const float *b,
+                        const struct tr_gemm_grid *g, size_t m, size_t n, size_t k,
+                        size_t lda, size_t ldc);
+void tr_gemm_at_grid(float *c, const float *a, const float *b, const struct tr_gemm_grid *g,
+                    size_t m, size_t n, size_t k, size_t lda, size_t ldc);
+/* C (M, N; ldc) += A (M, K) * B (K, N; ldb) with A's row i at a + grid(i) */
+void tr_gemm_grid_a_ref(float *c, const float *a, const struct tr_gemm_grid *g,
+                        const float *b, size_t m, size_t n, size_t k, size_t ldb, size_t ldc);
+void tr_gemm_grid_a(float *c, const float *a, const struct tr_gemm_grid *g, const float *b,
+                    size_t m, size_t n, size_t k, size_t ldb, size_t ldc);
+
 /* Conv2d: x (n, IC, H, W), w (OC, IC, KH, KW), b (OC), y (n, OC, OH, OW). */
 void tr_conv2d_forward_ref(float *y, const float *x, const float *w, const float *b,
                            const struct tr_layer *l, unsigned n);

@@ -1,9 +1,10 @@
 /* bench-core: per-layer forward/backward time and GFLOP/s of the seed
  * ConvNet's kernels at batch B (default 100) on one core, and samples/s of a
  * full training step (forward + loss + backward + SGD).
- * usage: bench_core [batch] [steps] [ref|lean]   ("ref": the reference
+ * usage: bench_core [batch] [steps] [ref|lean|steps]   ("ref": the reference
  * kernels; "lean": the lean execution plan, training steps only: its layers
- * run fused, so there is no per-layer table)
+ * run fused, so there is no per-layer table; "steps": the fast kernels'
+ * training steps only, for a profiler)
  * Prints one "step_samples_per_s <x>" line last, for bench/core/run.sh. */
 #define _POSIX_C_SOURCE 200112L
 #include "tinyring.h"
@@ -83,6 +84,7 @@ int main(int argc, char **argv)
     int steps = argc > 2 ? atoi(argv[2]) : 20;
     int ref = argc > 3 && strcmp(argv[3], "ref") == 0;
     int lean = argc > 3 && strcmp(argv[3], "lean") == 0;
+    int only_steps = argc > 3 && strcmp(argv[3], "steps") == 0;
     struct tr_model_desc d;
     struct tr_model m;
     struct tr_sgd s;
@@ -115,7 +117,7 @@ int main(int argc, char **argv)
     for (i = 0; i < B; i++) labels[i] = (uint8_t)tr_rng_below(&r, 10);
     printf("seed ConvNet, batch %u, %s, arena %zu bytes\n", B,
            ref ? "reference kernels" : lean ? "lean plan" : "fast kernels", bytes);
-    if (lean)
+    if (lean || only_steps)
         goto steps;
 
     /* per layer: time each kernel on the model's own buffers */

@@ -9,6 +9,8 @@
  *   - with TEST_GEMM_VECTOR (test_gemm_isa_*): the vector-extension branch
  *     with the host's flags, and again without AVX-512 and without AVX: 16,
  *     8 and 4 lanes, as far as this host has them.
+ * The grid forms (tr_gemm_at_grid, tr_gemm_grid_a) against the reference
+ * on their rows gathered into plain matrices.
  * Shapes: the seed net's and the narrow net's, every row count up to two
  * row blocks, column counts around 4, 1 and 2 vectors, k 0 and 1, strided
  * views; the overwrite form must not read C and must leave the gaps between
@@ -93,6 +95,40 @@ static void check_at(size_t m, size_t n, size_t k)
     free(a); free(b); free(c1); free(c2);
 }
 
+/* the grid forms (tr_gemm_at_grid: B's rows on a grid, A stored (K, M);
+ * tr_gemm_grid_a: A's rows on a grid) against tr_gemm_at_ref / tr_gemm_ref
+ * on the rows gathered into a plain matrix. Grid (n1, n2) = (3, 2) with
+ * strides that make rows overlap, as the conv's shifted planes do. */
+static void check_grid(size_t m, size_t n, size_t k)
+{
+    const struct tr_gemm_grid g = {3, 2, 3 * n + 7, n / 2 + 1, 2 * n + 5};
+    const size_t rows = k > m ? k : m, lda = m + 1, ldc = n + 3;
+    const size_t span = (rows / 6 + 1) * g.s0 + 3 * g.s1 + 2 * g.s2 + n + k + 8;
+    float *src = malloc(span * 4), *plain = malloc((rows * n + 1) * 4), *plain_a = malloc((m * k + 1) * 4);
+    float *at = malloc((k * lda + 1) * 4), *b = malloc((k * n + 1) * 4);
+    float *c1 = malloc(m * ldc * 4), *c2 = malloc(m * ldc * 4);
+    size_t i, j, p;
+
+    for (i = 0; i < span; i++) src[i] = rnd();
+    for (i = 0; i < k * lda; i++) at[i] = rnd();
+    for (i = 0; i < k * n; i++) b[i] = rnd();
+    for (p = 0; p < k; p++)        /* B's row p gathered */
+        for (j = 0; j < n; j++)
+            plain[p * n + j] = src[grid_off(&g, p) + j];
+    for (i = 0; i < m * ldc; i++) c1[i] = c2[i] = rnd();
+    tr_gemm_at_grid(c1, at, src, &g, m, n, k, lda, ldc);
+    tr_gemm_at_ref(c2, at, plain, m, n, k, lda, n, ldc);
+    TH_CHECK(same_bits(c1, c2, m * ldc), BRANCH " gemm_at_grid %zux%zux%zu: bits differ from the reference", m, n, k);
+    for (i = 0; i < m; i++)        /* A's row i gathered */
+        for (p = 0; p < k; p++)
+            plain_a[i * k + p] = src[grid_off(&g, i) + p];
+    for (i = 0; i < m * ldc; i++) c1[i] = c2[i] = rnd();
+    tr_gemm_grid_a(c1, src, &g, b, m, n, k, n, ldc);
+    tr_gemm_ref(c2, plain_a, b, m, n, k, k, n, ldc);
+    TH_CHECK(same_bits(c1, c2, m * ldc), BRANCH " gemm_grid_a %zux%zux%zu: bits differ from the reference", m, n, k);
+    free(src); free(plain); free(plain_a); free(at); free(b); free(c1); free(c2);
+}
+
 int main(void)
 {
     static const size_t shp[][3] = {
@@ -112,6 +148,15 @@ int main(void)
             check(m, cols[j], 2 + m % 5);
             check_at(m, cols[j], 2 + m % 5);
         }
+    /* the grid forms: the seed's conv shapes (more than one table chunk of
+     * 256 rows), every row count to 17, columns around the vectors */
+    check_grid(32, 196, 400);
+    check_grid(400, 32, 196);
+    check_grid(16, 784, 25);
+    check_grid(300, 16, 9);
+    for (m = 1; m <= 17; m++)
+        for (j = 0; j < sizeof cols / sizeof cols[0]; j++)
+            check_grid(m, cols[j], 1 + m % 7);
     /* the lean plan's input gradients: dcol (IC*K*K, band) = w^T dy */
     check_at(400, 8, 32);
     check_at(25, 8, 16);
