@@ -20,7 +20,9 @@
 
 #define RETRY_MS   20      /* a JOIN closed unanswered (the member was opening
                             * links): ask the same one again after this */
-#define PROBE_MS   200     /* a missing member's port is probed this often */
+#define PROBE_MS   200     /* a missing member's port is probed this often, */
+#define ALIVE_MS   1000    /* ... and this often once it accepted a probe (a
+                            * frozen process's backlog need not fill up) */
 #define MAX_ROUNDS 4       /* rounds in one call when the new links fail */
 
 /* What a wait for the coordinator's verdict ended with, besides 0 (VIEW). */
@@ -365,6 +367,8 @@ static void probe_done(struct round *r, struct probes *p, int k)
     getsockopt(p->fd[k], SOL_SOCKET, SO_ERROR, &e, &len);
     if (e == ECONNREFUSED)
         r->dead[k] = 1;
+    else if (e == 0)
+        p->at[k] = tr_posix_clock_ms() + ALIVE_MS;
     tr_posix_close_fd(&p->fd[k]);
 }
 

@@ -68,6 +68,7 @@ struct job {
     unsigned min_ranks;
     uint32_t timeout_ms, comm_ms;
     int      steps, step_ms;
+    int      fresh;                /* find answered 0: start the job normally */
     int      report_fd;
 };
 
@@ -336,9 +337,11 @@ static int worker(const struct job *j, int orig, int again)
         r.rc = rc;
         snprintf(r.msg, sizeof r.msg, "%s", rc < 0 ? err : "");
         say(j, &r);
-        if (rc != 1)
+        if (rc == 1)
+            return worker_run(j, &el, &st, 1, fds0);
+        if (rc < 0 || !j->fresh)
             return 1;
-        return worker_run(j, &el, &st, 1, fds0);
+        /* no job running: start it, as the application does */
     }
     rc = worker_open(j, orig, &el, &ec, err, sizeof err);
     if (rc < 0) {
@@ -603,6 +606,29 @@ static void case_rejoin(int tcp)
     scene_end(&s);
 }
 
+/* A fresh job whose every process asks find first (as a restarted one
+ * would): nobody answers, each starts normally, the job runs. */
+static void case_fresh(int tcp)
+{
+    static const int all[3] = { 0, 1, 2 };
+    struct scene s;
+    int i, zero = 0;
+    scene_begin(&s, 3, tcp);
+    s.j.fresh = 1;
+    s.j.steps = 50;
+    for (i = 2; i >= 0; i--) {       /* last rank first; staggered */
+        spawn(&s, i, 1, i);
+        sleep_ms(30);
+    }
+    wait_for(&s, R_FIND, 3, 10000);
+    for (i = 0; i < 3; i++)
+        zero += report_of(&s, R_FIND, i) && report_of(&s, R_FIND, i)->rc == 0;
+    TH_CHECK(zero == 3, "%s fresh job: find returned 0 on %d of 3 ranks", tcp ? "tcp://" : "table",
+             zero);
+    check_done(&s, tcp ? "tcp:// fresh job after find" : "table fresh job after find", all, 3);
+    scene_end(&s);
+}
+
 /* 4: fewer survivors than min_ranks: every one of them gets the ABORT. */
 static void case_below_min(void)
 {
@@ -706,6 +732,8 @@ int main(void)
              "want < 1000", ms2, ms0);
     case_rejoin(0);
     case_rejoin(1);
+    case_fresh(0);
+    case_fresh(1);
     case_below_min();
     case_split();
     case_frozen();
