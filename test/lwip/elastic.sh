@@ -1,62 +1,117 @@
-# tinyring test-lwip: an elastic mixed ring (sourced by run.sh after
-# netns.sh and setup; standalone: bash test/lwip/elastic.sh BINDIR, as root).
+# tinyring test-lwip: elastic mixed rings (sourced by run.sh after netns.sh
+# and setup; standalone: bash test/lwip/elastic.sh BINDIR, as root).
 #
 # Ranks P L P L (POSIX rank 0 at the lowest rank coordinates; both lwIP
 # ranks are members) train core's trainer elastically (ring_job's elastic
-# mode: the POSIX port's membership round on P, the lwIP port's on L). POSIX
-# rank 2, between the two lwIP ranks, is SIGKILLed mid-training: the other
-# three re-form a ring of 3 and finish with equal parameter and BN hashes.
+# mode: the POSIX port's membership round on P ranks, the lwIP port's on L
+# ranks), and one rank is SIGKILLed mid-training:
+#   1. POSIX rank 2, between the two lwIP ranks (its kernel resets the
+#      links): the other three re-form a ring of 3 and finish with equal
+#      parameter and BN hashes;
+#   2. the replay of 1: rank 2 kills itself right after the position the
+#      survivors of 1 resumed from; the survivors end with 1's bits;
+#   3. lwIP rank 3 (no reset: its stack dies with it; found by the
+#      timeout): P0, L1 and P2 go on and finish equal.
 
-# elastic_case NAME KINDS VICTIM KILL_AT_STEP
-elastic_case() {
-  local name=$1 kinds=$2 victim=$3 at=$4 world=${#2} table r st n ok=0 t0 dt killed=0
-  local -a pids
+EL_ARGS=(--iters 2 --samples 1536)
+
+# el_start NAME KINDS TIMEOUT_MS VICTIM [victim's extra args...]: every rank
+# in the background (EL_PID[r]); logs in $LOG/NAME.r.out
+declare -a EL_PID
+el_start() {
+  local name=$1 kinds=$2 tmo=$3 victim=$4 world=${#2} table r; shift 4
+  local -a extra
   table=$(table_for "$kinds")
+  EL_PID=()
   for ((r = 0; r < world; r++)); do
+    extra=(); [ "$r" -eq "$victim" ] && extra=("$@")
     if [ "${kinds:r:1}" = L ]; then
       timeout 90 ip netns exec "$NS" "$BIN/lwip_rank" --tap "tap$r" --ip "198.18.0.$((10 + r))" \
         --table "$table" --rank $r --world "$world" --token $TOKEN --mode elastic \
-        --suite "lwip-$name-r$r" --timeout 5000 --iters 2 --samples 1536 \
+        --suite "lwip-$name-r$r" --timeout "$tmo" "${EL_ARGS[@]}" "${extra[@]}" \
         >"$LOG/$name.$r.out" 2>&1 &
     else
       timeout 90 ip netns exec "$NS" "$BIN/posix_rank" --table "$table" --rank $r \
         --world "$world" --token $TOKEN --mode elastic --suite "lwip-$name-r$r" \
-        --timeout 5000 --iters 2 --samples 1536 >"$LOG/$name.$r.out" 2>&1 &
+        --timeout "$tmo" "${EL_ARGS[@]}" "${extra[@]}" >"$LOG/$name.$r.out" 2>&1 &
     fi
-    pids[r]=$!
+    EL_PID[r]=$!
     PIDS+=($!)
+    [ "$r" -eq "$victim" ] && disown $!          # it dies by SIGKILL: no job notice
   done
-  for ((t0 = 0; t0 < 600; t0++)); do          # until the victim reached the step
+}
+
+# el_kill NAME VICTIM STEP: SIGKILL the victim once it printed STEP
+el_kill() {
+  local name=$1 victim=$2 at=$3 t ok=0 killed=0
+  for ((t = 0; t < 600; t++)); do
     grep -q "rank $victim: step $at\$" "$LOG/$name.$victim.out" 2>/dev/null && { ok=1; break; }
-    kill -0 "${pids[victim]}" 2>/dev/null || break
+    kill -0 "${EL_PID[victim]}" 2>/dev/null || break
     sleep 0.05
   done
   check "$name: rank $victim reached step $at" test "$ok" -eq 1
-  t0=$(date +%s%N)
-  # the rank itself (the child of timeout); disowned: no job notice
-  disown "${pids[victim]}"
-  kill -9 $(pgrep -P "${pids[victim]}") 2>/dev/null && killed=1
+  # the rank itself (the child of timeout)
+  kill -9 $(pgrep -P "${EL_PID[victim]}") 2>/dev/null && killed=1
   check "$name: rank $victim SIGKILLed mid-training" test "$killed" -eq 1
+}
+
+# el_survivors NAME KINDS VICTIM: the others finish in a ring without the
+# victim, equal; EL_HASH is their hash line, EL_POS the position they
+# resumed from
+el_survivors() {
+  local name=$1 kinds=$2 victim=$3 world=${#2} r st n
   for ((r = 0; r < world; r++)); do
     [ "$r" -eq "$victim" ] && continue
-    wait "${pids[r]}"; st=$?
+    wait "${EL_PID[r]}"; st=$?
     check "$name: ${kinds:r:1} rank $r finished (exit $st)" test "$st" -eq 0
-    check "$name: rank $r re-formed the ring without rank $victim (view 1, 3 ranks)" \
+    check "$name: rank $r re-formed the ring without rank $victim (view 1, $((world - 1)) ranks)" \
       grep -q "rank $r: view 1: ring rank [0-9] of $((world - 1))," "$LOG/$name.$r.out"
     check "$name: rank $r trained on after the loss" \
       grep -q "rank $r: done at step [0-9]*, ring of $((world - 1))\$" "$LOG/$name.$r.out"
   done
-  dt=$(( ($(date +%s%N) - t0) / 1000000 ))
-  while kill -0 "${pids[victim]}" 2>/dev/null; do sleep 0.05; done
-  check "$name: the killed rank printed no result" bash -c "! grep -q '^params' '$LOG/$name.$victim.out'"
-  grep -h "lost the ring\|view 1\|round .* ms\|done at" "$LOG/$name".?.out
+  while kill -0 "${EL_PID[victim]}" 2>/dev/null; do sleep 0.05; done
+  check "$name: the killed rank printed no result" \
+    bash -c "! grep -q '^params' '$LOG/$name.$victim.out'"
+  grep -h "lost the ring\|view 1\|round .* ms\|done at\|die-at" "$LOG/$name".?.out
   n=$(cat "$LOG/$name".?.out 2>/dev/null | grep -c '^params ')
   check "$name: $((world - 1)) survivors printed their hashes" test "$n" -eq $((world - 1))
   n=$(cat "$LOG/$name".?.out 2>/dev/null | grep '^params ' | sort -u | wc -l)
-  check "$name: survivors (both lwIP ranks included) hold equal parameters and BN statistics" \
+  check "$name: the survivors (lwIP ranks included) hold equal parameters and BN statistics" \
     test "$n" -eq 1
-  cat "$LOG/$name".?.out | grep '^params ' | sort | uniq -c
-  echo "lwip: $name: survivors done $dt ms after the kill"
+  EL_HASH=$(cat "$LOG/$name".?.out 2>/dev/null | grep -m1 '^params ')
+  EL_POS=$(sed -n 's/.*view 1: .* at position \([0-9]*\)$/\1/p' "$LOG/$name".?.out | sort -u)
+  echo "$name: $EL_HASH (resumed from position $EL_POS)"
+}
+
+elastic_cases() {
+  local t0 dt first pos
+  # 1. POSIX rank 2 killed
+  el_start elastic PLPL 5000 2
+  el_kill elastic 2 12
+  t0=$(date +%s%N)
+  el_survivors elastic PLPL 2
+  dt=$(( ($(date +%s%N) - t0) / 1000000 ))
+  echo "lwip: elastic: survivors done $dt ms after the kill"
+  first=$EL_HASH pos=$EL_POS
+  check "elastic: every survivor resumed from one position ($pos)" test "$(echo "$pos" | wc -w)" -eq 1
+  # 2. its replay: rank 2 dies right after that position
+  if [ -n "$pos" ] && [ "$(echo "$pos" | wc -w)" -eq 1 ]; then
+    el_start replay PLPL 5000 2 --die-at "$pos"
+    el_survivors replay PLPL 2
+    check "replay: rank 2 killed itself at position $pos" \
+      grep -q "die-at: killed at position $pos\$" "$LOG/replay.2.out"
+    check "replay: the survivors end with the bits of the run they replay" \
+      test "$EL_HASH" = "$first"
+  else
+    fail "replay: no position to replay"
+  fi
+  # 3. lwIP rank 3 killed: no reset, the others' timeout (2 s) finds it
+  el_start killlwip PLPL 2000 3
+  el_kill killlwip 3 12
+  t0=$(date +%s%N)
+  el_survivors killlwip PLPL 3
+  dt=$(( ($(date +%s%N) - t0) / 1000000 ))
+  echo "lwip: killlwip: survivors done $dt ms after the kill"
 }
 
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then   # standalone
@@ -68,7 +123,7 @@ if [ "${BASH_SOURCE[0]}" = "$0" ]; then   # standalone
   SUITE=lwip-elastic
   . "$here/netns.sh"
   check "namespace with bridge and 4 TAPs" setup
-  elastic_case elastic PLPL 2 12
+  elastic_cases
   echo "lwip-elastic: done in $SECONDS s"
   report "$SUITE"
 fi

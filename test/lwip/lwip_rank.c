@@ -41,7 +41,7 @@ static struct tr_lwip_elastic el;
 
 /* --mode elastic: the lwIP port's membership round after a lost ring. */
 static int el_reform(void *ctx, uint64_t position, int *rank, int *world, int *source,
-                     uint32_t *epoch)
+                     uint32_t *epoch, uint64_t *step)
 {
     static struct tr_lwip_elastic_round round;
     int rc = tr_lwip_elastic_reform(&el, position, &round);
@@ -60,6 +60,7 @@ static int el_reform(void *ctx, uint64_t position, int *rank, int *world, int *s
     *world = round.world;
     *source = round.source;
     *epoch = round.epoch;
+    *step = round.step;
     return 0;
 }
 
@@ -138,7 +139,7 @@ static int check_pools(const char *suite)
 
 int main(int argc, char **argv)
 {
-    struct ring_job j = { 0, 0, 0, "coll", "lwip", "lwip", 10000, 0, 3, 1 << 20 };
+    struct ring_job j = { 0, 0, 0, "coll", "lwip", "lwip", 10000, 0, 3, 1 << 20, 0, -1, NULL };
     const char *tapname = NULL, *ip = NULL, *mask = "255.255.255.0";
     struct tr_lwip_config lc;
     struct tr_transport tp;

@@ -26,7 +26,7 @@
 static struct tr_posix_elastic el;
 
 static int el_reform(void *ctx, uint64_t position, int *rank, int *world, int *source,
-                     uint32_t *epoch)
+                     uint32_t *epoch, uint64_t *step)
 {
     static struct tr_posix_elastic_round round;
     char err[512];
@@ -42,6 +42,7 @@ static int el_reform(void *ctx, uint64_t position, int *rank, int *world, int *s
     *world = round.world;
     *source = round.source;
     *epoch = round.epoch;
+    *step = round.step;
     return 0;
 }
 
@@ -99,7 +100,7 @@ static int run_elastic_table(struct ring_job *j, const char *tabs)
 
 int main(int argc, char **argv)
 {
-    struct ring_job j = { 0, 0, 0, "coll", "posix", "posix", 10000, 0, 3, 1 << 20 };
+    struct ring_job j = { 0, 0, 0, "coll", "posix", "posix", 10000, 0, 3, 1 << 20, 0, -1, NULL };
     static struct tr_posix px;
     struct tr_posix_config pc;
     struct tr_transport tp;

@@ -1,6 +1,7 @@
 /* tinyring test: one rank's work over a transport (see ring_job.h). */
 #define _GNU_SOURCE
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -395,6 +396,12 @@ static int elastic_event(const struct ring_job *j, struct tr_train *t, int ev,
 {
     int rank, world, source, rc;
     uint32_t epoch = 0;
+    uint64_t step = 0;
+    if (j->die_at > 0 && tr_train_position(t) == (uint64_t)j->die_at) {
+        printf("%s rank %d: --die-at: killed at position %lld\n", j->label, j->rank, j->die_at);
+        fflush(stdout);
+        raise(SIGKILL);
+    }
     if (ev == TR_TRAIN_STEP && r->global_step % 4 == 0) {
         printf("%s rank %d: step %llu\n", j->label, j->rank, (unsigned long long)r->global_step);
         fflush(stdout);
@@ -407,12 +414,13 @@ static int elastic_event(const struct ring_job *j, struct tr_train *t, int ev,
                j->rank, (unsigned long long)tr_train_position(t), tr_comm_phase_name(f->phase),
                f->peer_rank);
     }
-    rc = j->el->reform(j->el->ctx, tr_train_position(t), &rank, &world, &source, &epoch);
+    rc = j->el->reform(j->el->ctx, tr_train_position(t), &rank, &world, &source, &epoch, &step);
     TH_CHECK(rc == 0, "membership round: %s", tr_strerror(rc));
     if (rc < 0)
         return rc;
-    printf("%s rank %d: view %u: ring rank %d of %d, state from ring rank %d\n", j->label,
-           j->rank, (unsigned)epoch, rank, world, source);
+    printf("%s rank %d: view %u: ring rank %d of %d, state from ring rank %d at position "
+           "%llu\n", j->label, j->rank, (unsigned)epoch, rank, world, source,
+           (unsigned long long)step);
     fflush(stdout);
     rc = tr_train_reform(t, rank, world, world > 1 ? tp : NULL, source);
     TH_CHECK(rc == 0, "tr_train_reform: %s", tr_strerror(rc));
@@ -547,6 +555,7 @@ int ring_job_arg(struct ring_job *j, int argc, char **argv, int *i)
     else if (!strcmp(a, "--iters")) j->iters = atoi(v);
     else if (!strcmp(a, "--bytes")) j->bytes = strtol(v, NULL, 0);
     else if (!strcmp(a, "--samples")) j->samples = (uint32_t)strtoul(v, NULL, 0);
+    else if (!strcmp(a, "--die-at")) j->die_at = strtoll(v, NULL, 0);
     else return 0;
     *i += 1;
     return 1;

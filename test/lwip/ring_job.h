@@ -36,6 +36,8 @@ struct ring_job {
     int         iters;       /* train steps / bench reps / loop rounds */
     long        bytes;       /* stream bytes */
     uint32_t    samples;     /* elastic: training samples (0 = 1536) */
+    long long   die_at;      /* elastic: SIGKILL itself at this position (a
+                              * replay of a kill); -1 = never */
     const struct ring_elastic *el;   /* elastic: the membership round */
 };
 
@@ -45,7 +47,7 @@ struct ring_job {
  * (a message printed). */
 struct ring_elastic {
     int  (*reform)(void *ctx, uint64_t position, int *rank, int *world, int *source,
-                   uint32_t *epoch);
+                   uint32_t *epoch, uint64_t *step);
     void  *ctx;
 };
 
@@ -53,7 +55,7 @@ struct ring_elastic {
 int ring_job_run(const struct ring_job *j, const struct tr_transport *tp);
 
 /* Common argv parsing for both programs: consumes --rank --world --token
- * --mode --suite --timeout --segment --iters --bytes --samples; returns 1 if argv[*i]
+ * --mode --suite --timeout --segment --iters --bytes --samples --die-at; returns 1 if argv[*i]
  * was one of them (and advances *i), 0 if not. */
 int ring_job_arg(struct ring_job *j, int argc, char **argv, int *i);
 

@@ -154,7 +154,7 @@ check "killmix: the lwIP neighbours report the closed link" \
 #    POSIX rank 2 is SIGKILLed mid-training; the lwIP ranks take part in the
 #    membership round as members and the three survivors finish equal
 . "$here/elastic.sh"
-elastic_case elastic PLPL 2 12
+elastic_cases
 
 echo "lwip: done in $SECONDS s"
 report "$SUITE"
