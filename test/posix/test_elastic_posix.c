@@ -17,6 +17,10 @@
  *   4. below min_ranks: every survivor gets the ABORT, TR_EL_BELOW_MIN
  *   5. a SIGSTOPped rank is dropped after timeout_ms
  *   6. the round's time on loopback when the OS reports the death
+ * and: a second process for a live rank refused; two of five killed at
+ * once and 15 ms apart; ranks 0 and 1 of 4 killed (the half without rank 0
+ * stops: NO_MAJORITY); a fresh job whose every process calls find first.
+ *   test_elastic_posix two-of-five GAP_MS   runs that case alone
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -629,6 +633,33 @@ static void case_fresh(int tcp)
     scene_end(&s);
 }
 
+/* Two of five killed gap_ms apart (the second may die during the first's
+ * round or while the new ring opens its links): the other three end
+ * together in one ring of 3 with the same state. */
+static void case_two_of_five(int gap_ms)
+{
+    static const int alive[3] = { 0, 1, 3 };
+    struct scene s;
+    const struct report *r;
+    char name[64];
+    snprintf(name, sizeof name, "ranks 2 and 4 of 5 killed %d ms apart", gap_ms);
+    scene_begin(&s, 5, 0);
+    scene_start(&s);
+    TH_CHECK(wait_for(&s, R_READY, 5, 10000) == 5, "%s: the ring did not form", name);
+    sleep_ms(150);
+    kill(s.pid[2], SIGKILL);
+    if (gap_ms)
+        sleep_ms(gap_ms);
+    kill(s.pid[4], SIGKILL);
+    check_done(&s, name, alive, 3);
+    r = report_of(&s, R_DONE, 0);
+    TH_CHECK(r && (r->epoch == 1 || r->epoch == 2), "%s: ended at epoch %u, want 1 or 2",
+             name, r ? r->epoch : 0);
+    printf("  %s: %s (epoch %u)\n", name, r && r->epoch == 1 ? "one round" : "two rounds",
+           r ? r->epoch : 0);
+    scene_end(&s);
+}
+
 /* 4: fewer survivors than min_ranks: every one of them gets the ABORT. */
 static void case_below_min(void)
 {
@@ -716,7 +747,7 @@ static void case_frozen(void)
     scene_end(&s);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     uint32_t ms2, ms0;
     char t[64];
@@ -724,6 +755,10 @@ int main(void)
     token = tr_posix_token(t);
     signal(SIGPIPE, SIG_IGN);
     setvbuf(stdout, NULL, _IOLBF, 0);
+    if (argc == 3 && !strcmp(argv[1], "two-of-five")) {  /* repeat one case by hand */
+        case_two_of_five(atoi(argv[2]));
+        return th_report("posix-elastic-two-of-five");
+    }
     case_kill(2, 0, &ms2);
     case_kill(0, 1, &ms0);
     printf("  round after SIGKILL (loopback, slowest survivor): rank 2 killed %u ms, rank 0 "
@@ -734,6 +769,8 @@ int main(void)
     case_rejoin(1);
     case_fresh(0);
     case_fresh(1);
+    case_two_of_five(0);
+    case_two_of_five(15);
     case_below_min();
     case_split();
     case_frozen();
