@@ -296,10 +296,13 @@ struct tr_posix_elastic_config {
                                     * (ABORT, TR_EL_BELOW_MIN); 0 is taken as 1 */
     uint32_t timeout_ms;           /* a member that has not answered a round by
                                     * then (from the round's start) is dropped;
-                                    * also the new ring's link deadline; 0 = 60000 */
+                                    * 0 = 60000 */
     uint32_t handshake_ms;         /* a connection must send its JOIN within this;
                                     * a coordinator that becomes one late still
-                                    * waits this long for the others; 0 = 3000 */
+                                    * waits this long for the others; the new
+                                    * ring's links must be up within it (else a
+                                    * member died after the VIEW: another round);
+                                    * 0 = 3000 */
     int      sndbuf;               /* as in struct tr_posix_table_config */
     int      rcvbuf;
     uint32_t spin_us;

@@ -124,7 +124,9 @@ static int open_links(struct tr_posix_elastic *el, char *err, size_t errlen)
     pl.local_addr = el->my_addr;
     pl.listen_port = el->my_port;
     pl.token = tr_el_link_token(el->cfg.job_token, el->view.epoch);
-    pl.connect_ms = pl.join_ms = el->cfg.timeout_ms;
+    /* every member answered moments ago: a link that is not up within
+     * handshake_ms means a member died after the VIEW (another round) */
+    pl.connect_ms = pl.join_ms = el->cfg.handshake_ms;
     pl.handshake_ms = el->cfg.handshake_ms;
     pl.sndbuf = el->cfg.sndbuf;
     pl.rcvbuf = el->cfg.rcvbuf;

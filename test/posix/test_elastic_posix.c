@@ -73,6 +73,7 @@ struct job {
     uint32_t timeout_ms, comm_ms;
     int      steps, step_ms;
     int      fresh;                /* find answered 0: start the job normally */
+    int      quit_after_find;      /* accepted by find: exit at once */
     int      report_fd;
 };
 
@@ -341,6 +342,8 @@ static int worker(const struct job *j, int orig, int again)
         r.rc = rc;
         snprintf(r.msg, sizeof r.msg, "%s", rc < 0 ? err : "");
         say(j, &r);
+        if (rc == 1 && j->quit_after_find)
+            _exit(0);
         if (rc == 1)
             return worker_run(j, &el, &st, 1, fds0);
         if (rc < 0 || !j->fresh)
@@ -660,6 +663,34 @@ static void case_two_of_five(int gap_ms)
     scene_end(&s);
 }
 
+/* A restarted process that dies as soon as it is accepted: the round
+ * goes on without it (or the next one, when its links fail). */
+static void case_joiner_dies(void)
+{
+    static const int alive[2] = { 0, 1 };
+    struct scene s;
+    const struct report *f;
+    uint32_t ms;
+    scene_begin(&s, 3, 0);
+    s.j.steps = 400;
+    scene_start(&s);
+    TH_CHECK(wait_for(&s, R_READY, 3, 10000) == 3, "joiner dies: the ring did not form");
+    sleep_ms(150);
+    kill_rank(&s, 2, SIGKILL);
+    TH_CHECK(wait_for(&s, R_ROUND, 2, 8000) == 2, "joiner dies: no round without rank 2");
+    check_round(&s, "joiner dies", alive, 2, 2, 1, 0, &ms);
+    s.j.quit_after_find = 1;
+    spawn(&s, 2, 1, 2);
+    wait_for(&s, R_FIND, 1, 8000);
+    f = report_of(&s, R_FIND, 2);
+    TH_CHECK(f && f->rc == 1, "joiner dies: find returned %d", f ? f->rc : -999);
+    check_done(&s, "joiner dies after find", alive, 2);
+    f = report_of(&s, R_ROUND, 0);
+    printf("  joiner dies after find: rank 0 ended at epoch %u; its last round took %u ms\n",
+           report_of(&s, R_DONE, 0) ? report_of(&s, R_DONE, 0)->epoch : 0, f ? f->ms : 0);
+    scene_end(&s);
+}
+
 /* 4: fewer survivors than min_ranks: every one of them gets the ABORT. */
 static void case_below_min(void)
 {
@@ -771,6 +802,7 @@ int main(int argc, char **argv)
     case_fresh(1);
     case_two_of_five(0);
     case_two_of_five(15);
+    case_joiner_dies();
     case_below_min();
     case_split();
     case_frozen();
