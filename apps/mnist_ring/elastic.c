@@ -2,8 +2,6 @@
 #define _GNU_SOURCE
 #include "elastic.h"
 
-#include <arpa/inet.h>
-#include <netdb.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,38 +12,6 @@
 
 /* A process started again asks the job for at most this long per try. */
 #define MR_FIND_MS 1500u
-
-/* HOST:PORT of tcp:// or env:// as an IPv4 address and a port; 0 or -1. */
-static int master_of(const char *init_method, uint32_t *addr, uint16_t *port)
-{
-    char host[256];
-    const char *h, *p;
-    struct addrinfo hints, *res = NULL;
-    long v;
-    if (!strncmp(init_method, "tcp://", 6)) {
-        const char *colon = strrchr(init_method + 6, ':');
-        size_t n = colon ? (size_t)(colon - (init_method + 6)) : 0;
-        if (!colon || n == 0 || n >= sizeof host)
-            return -1;
-        memcpy(host, init_method + 6, n);
-        host[n] = 0;
-        p = colon + 1;
-    } else {
-        if (!(h = getenv("MASTER_ADDR")) || !(p = getenv("MASTER_PORT")) ||
-            strlen(h) >= sizeof host)
-            return -1;
-        strcpy(host, h);
-    }
-    v = strtol(p, NULL, 10);
-    memset(&hints, 0, sizeof hints);
-    hints.ai_family = AF_INET;
-    if (v < 1 || v > 65535 || getaddrinfo(host, NULL, &hints, &res) != 0 || !res)
-        return -1;
-    *addr = ((struct sockaddr_in *)res->ai_addr)->sin_addr.s_addr;
-    *port = (uint16_t)v;
-    freeaddrinfo(res);
-    return 0;
-}
 
 static void config(struct mr_elastic *e, const struct mr_args *a, const char *job_token,
                    struct tr_posix_elastic_config *ec)
@@ -137,9 +103,17 @@ int mr_elastic_join(struct mr_elastic *e, const struct mr_args *a, const char *i
     if (peers) {
         memcpy(e->table, peers->table, sizeof e->table);
         ec.table = e->table;
-    } else if (master_of(init_method, &ec.master_addr, &ec.master_port) < 0) {
-        fprintf(stderr, "mnist_ring: --elastic: cannot resolve the master of %s\n", init_method);
-        return TR_ERR_INVAL;
+    } else {
+        struct tr_posix_config pc;
+        tr_posix_config_default(&pc);
+        pc.init_method = init_method;
+        pc.rank = (int)e->rank;
+        pc.world = (int)e->world;
+        if ((rc = tr_posix_elastic_master(&pc, &ec.master_addr, &ec.master_port, err,
+                                          sizeof err)) < 0) {
+            fprintf(stderr, "mnist_ring: --elastic: %s: %s\n", init_method, err);
+            return rc;
+        }
     }
     found = tr_posix_elastic_find(&e->el, &ec, MR_FIND_MS, err, sizeof err);
     if (found < 0) {
