@@ -3,22 +3,12 @@
 
 /* y (n, C, OH, OW) = max over each k x k window of x (n, C, H, W). The first
  * maximum in row-major window order wins, like PyTorch (val > max). */
-/* One output row of 2x2 stride-2 windows over input rows x0, x1: the same
- * row-major "replace only if greater" order as the general loop below, so
- * the same bits; straight-line selects that vectorise. */
+/* pool2_row_forward, pool2_row_inplace: below (one #if chooses them) */
 static void pool2_row_forward(float *restrict y, const float *restrict x0,
-                              const float *restrict x1, unsigned ow_n)
-{
-    unsigned ow;
-
-    for (ow = 0; ow < ow_n; ow++) {
-        float m = x0[2 * ow];
-        m = x0[2 * ow + 1] > m ? x0[2 * ow + 1] : m;
-        m = x1[2 * ow] > m ? x1[2 * ow] : m;
-        m = x1[2 * ow + 1] > m ? x1[2 * ow + 1] : m;
-        y[ow] = m;
-    }
-}
+                              const float *restrict x1, unsigned ow_n);
+static void pool2_row_inplace(float *restrict t0, float *restrict t1,
+                              const float *restrict y, const float *restrict dy,
+                              unsigned ow_n, int relu);
 
 void tr_maxpool2d_forward(float *restrict y, const float *restrict x,
                           const struct tr_layer *l, unsigned n)
@@ -172,32 +162,6 @@ void tr_maxpool2d_relu_backward(float *dx, const float *dy, const float *x, cons
     pool_backward(dx, dy, x, y, l, n, 1);
 }
 
-/* The 2x2 row of pool2_row for dx written over x: each window's four inputs
- * are read before its four gradients are stored, same selection, same bits
- * (restrict holds: each row is read and written through its own pointer
- * only, and y, dy are other buffers) */
-static void pool2_row_inplace(float *restrict t0, float *restrict t1,
-                              const float *restrict y, const float *restrict dy,
-                              unsigned ow_n, int relu)
-{
-    unsigned ow;
-
-    for (ow = 0; ow < ow_n; ow++) {
-        const uint32_t gate = relu ? 0u - (uint32_t)(y[ow] > 0.0f) : ~0u;
-        const uint32_t m = fbits(y[ow]), g = fbits(dy[ow]) & gate;
-        const uint32_t x00 = fbits(t0[2 * ow]), x01 = fbits(t0[2 * ow + 1]);
-        const uint32_t x10 = fbits(t1[2 * ow]);
-        const uint32_t a = 0u - (uint32_t)(x00 == m);
-        const uint32_t b = (0u - (uint32_t)(x01 == m)) & ~a;
-        const uint32_t c = (0u - (uint32_t)(x10 == m)) & ~(a | b);
-        const uint32_t e = ~(a | b | c);
-        t0[2 * ow] = from_bits(g & a);
-        t0[2 * ow + 1] = from_bits(g & b);
-        t1[2 * ow] = from_bits(g & c);
-        t1[2 * ow + 1] = from_bits(g & e);
-    }
-}
-
 int tr_maxpool2d_in_place(const struct tr_layer *l)
 {
     return l->d.kernel == 2 && l->d.stride == 2;
@@ -224,3 +188,141 @@ void tr_maxpool2d_backward_plane(float *dx, const float *dy, const float *x, con
     for (w = 2u * OH * W; w < H * W; w++)
         dx[w] = 0.0f;
 }
+
+/* ---- the 2x2 stride-2 rows: one #if chooses their implementation ------
+ * AVX-512: 16 windows at a time. A row pair's inputs are loaded whole
+ * (masked loads: nothing past the 2*ow_n inputs of each row is read),
+ * split into each window's four elements by permutes, and compared in
+ * the same order as the plain form (the same selections, so the same
+ * bits); the backward's gradients are interleaved back and stored by
+ * masked stores (in place: nothing past the row's windows is written).
+ * GCC leaves the plain rows (7 or 14 windows for the seed) scalar. */
+#if defined(__GNUC__) && defined(__AVX512F__)
+#include <immintrin.h>
+
+/* the lanes of the 16 windows' first and second columns in 32 inputs */
+#define EVEN_IDX _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0)
+#define ODD_IDX _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1)
+/* and back: inputs 0-15 and 16-31 of a row from its windows' two columns */
+#define ILV_LO _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0)
+#define ILV_HI _mm512_set_epi32(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8)
+
+/* the masks of the first 2*nw inputs (in two vectors) and of nw windows */
+static void pool2_masks(__mmask16 *lo, __mmask16 *hi, __mmask16 *win, unsigned nw)
+{
+    const unsigned ne = 2u * nw;
+    *lo = (__mmask16)(ne >= 16 ? 0xffffu : (1u << ne) - 1u);
+    *hi = (__mmask16)(ne <= 16 ? 0u : ne >= 32 ? 0xffffu : (1u << (ne - 16)) - 1u);
+    *win = (__mmask16)(nw >= 16 ? 0xffffu : (1u << nw) - 1u);
+}
+
+static void pool2_row_forward(float *restrict y, const float *restrict x0,
+                              const float *restrict x1, unsigned ow_n)
+{
+    unsigned o;
+
+    for (o = 0; o < ow_n; o += 16) {
+        const unsigned nw = ow_n - o < 16 ? ow_n - o : 16;
+        __mmask16 lo, hi, win;
+        __m512 a0, a1, b0, b1, v, m;
+        pool2_masks(&lo, &hi, &win, nw);
+        a0 = _mm512_maskz_loadu_ps(lo, x0 + 2 * o);
+        a1 = _mm512_maskz_loadu_ps(hi, x0 + 2 * o + 16);
+        b0 = _mm512_maskz_loadu_ps(lo, x1 + 2 * o);
+        b1 = _mm512_maskz_loadu_ps(hi, x1 + 2 * o + 16);
+        /* m = x00; then x01, x10, x11 replace it only if greater */
+        m = _mm512_permutex2var_ps(a0, EVEN_IDX, a1);
+        v = _mm512_permutex2var_ps(a0, ODD_IDX, a1);
+        m = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, m, _CMP_GT_OS), m, v);
+        v = _mm512_permutex2var_ps(b0, EVEN_IDX, b1);
+        m = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, m, _CMP_GT_OS), m, v);
+        v = _mm512_permutex2var_ps(b0, ODD_IDX, b1);
+        m = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, m, _CMP_GT_OS), m, v);
+        _mm512_mask_storeu_ps(y + o, win, m);
+    }
+}
+
+/* bit equality of two vectors' lanes (the plain form's integer compare) */
+static __mmask16 same_bits16(__m512 a, __m512 b)
+{
+    return _mm512_cmpeq_epi32_mask(_mm512_castps_si512(a), _mm512_castps_si512(b));
+}
+
+static void pool2_row_inplace(float *restrict t0, float *restrict t1,
+                              const float *restrict y, const float *restrict dy,
+                              unsigned ow_n, int relu)
+{
+    unsigned o;
+
+    for (o = 0; o < ow_n; o += 16) {
+        const unsigned nw = ow_n - o < 16 ? ow_n - o : 16;
+        __mmask16 lo, hi, win, gate, a, b, c, e;
+        __m512 a0, a1, b0, b1, m, g, d00, d01, d10, d11;
+        pool2_masks(&lo, &hi, &win, nw);
+        a0 = _mm512_maskz_loadu_ps(lo, t0 + 2 * o);
+        a1 = _mm512_maskz_loadu_ps(hi, t0 + 2 * o + 16);
+        b0 = _mm512_maskz_loadu_ps(lo, t1 + 2 * o);
+        b1 = _mm512_maskz_loadu_ps(hi, t1 + 2 * o + 16);
+        m = _mm512_maskz_loadu_ps(win, y + o);
+        g = _mm512_maskz_loadu_ps(win, dy + o);
+        /* with relu: dy passes only where the window's max is > 0 */
+        gate = relu ? _mm512_cmp_ps_mask(m, _mm512_setzero_ps(), _CMP_GT_OS) : win;
+        a = same_bits16(_mm512_permutex2var_ps(a0, EVEN_IDX, a1), m);
+        b = (__mmask16)(same_bits16(_mm512_permutex2var_ps(a0, ODD_IDX, a1), m) & ~a);
+        c = (__mmask16)(same_bits16(_mm512_permutex2var_ps(b0, EVEN_IDX, b1), m) & ~(a | b));
+        e = (__mmask16)~(a | b | c);
+        d00 = _mm512_maskz_mov_ps((__mmask16)(gate & a), g);
+        d01 = _mm512_maskz_mov_ps((__mmask16)(gate & b), g);
+        d10 = _mm512_maskz_mov_ps((__mmask16)(gate & c), g);
+        d11 = _mm512_maskz_mov_ps((__mmask16)(gate & e), g);
+        _mm512_mask_storeu_ps(t0 + 2 * o, lo, _mm512_permutex2var_ps(d00, ILV_LO, d01));
+        _mm512_mask_storeu_ps(t0 + 2 * o + 16, hi, _mm512_permutex2var_ps(d00, ILV_HI, d01));
+        _mm512_mask_storeu_ps(t1 + 2 * o, lo, _mm512_permutex2var_ps(d10, ILV_LO, d11));
+        _mm512_mask_storeu_ps(t1 + 2 * o + 16, hi, _mm512_permutex2var_ps(d10, ILV_HI, d11));
+    }
+}
+#else
+/* One output row of 2x2 stride-2 windows over input rows x0, x1: the same
+ * row-major "replace only if greater" order as the general loop below, so
+ * the same bits; straight-line selects that vectorise. */
+static void pool2_row_forward(float *restrict y, const float *restrict x0,
+                              const float *restrict x1, unsigned ow_n)
+{
+    unsigned ow;
+
+    for (ow = 0; ow < ow_n; ow++) {
+        float m = x0[2 * ow];
+        m = x0[2 * ow + 1] > m ? x0[2 * ow + 1] : m;
+        m = x1[2 * ow] > m ? x1[2 * ow] : m;
+        m = x1[2 * ow + 1] > m ? x1[2 * ow + 1] : m;
+        y[ow] = m;
+    }
+}
+
+/* The 2x2 row of pool2_row for dx written over x: each window's four inputs
+ * are read before its four gradients are stored, same selection, same bits
+ * (restrict holds: each row is read and written through its own pointer
+ * only, and y, dy are other buffers) */
+static void pool2_row_inplace(float *restrict t0, float *restrict t1,
+                              const float *restrict y, const float *restrict dy,
+                              unsigned ow_n, int relu)
+{
+    unsigned ow;
+
+    for (ow = 0; ow < ow_n; ow++) {
+        const uint32_t gate = relu ? 0u - (uint32_t)(y[ow] > 0.0f) : ~0u;
+        const uint32_t m = fbits(y[ow]), g = fbits(dy[ow]) & gate;
+        const uint32_t x00 = fbits(t0[2 * ow]), x01 = fbits(t0[2 * ow + 1]);
+        const uint32_t x10 = fbits(t1[2 * ow]);
+        const uint32_t a = 0u - (uint32_t)(x00 == m);
+        const uint32_t b = (0u - (uint32_t)(x01 == m)) & ~a;
+        const uint32_t c = (0u - (uint32_t)(x10 == m)) & ~(a | b);
+        const uint32_t e = ~(a | b | c);
+        t0[2 * ow] = from_bits(g & a);
+        t0[2 * ow + 1] = from_bits(g & b);
+        t1[2 * ow] = from_bits(g & c);
+        t1[2 * ow + 1] = from_bits(g & e);
+    }
+}
+
+#endif

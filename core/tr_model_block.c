@@ -292,18 +292,27 @@ static void stream_grad(float *gp, const struct tr_model *m, const struct blk *k
 }
 
 /* the gradient w.r.t. the BN's output plane (i, c) from input plane pl:
- * the pool's output is made again, its gradient routed to each window's
- * argmax through the ReLU's gate */
+ * the pool's output is made again (or read where the fast plan keeps it:
+ * kept), its gradient routed to each window's argmax through the ReLU's
+ * gate */
 static const float *blk_dy(const struct tr_model *m, const struct blk *k, const float *pl,
                            unsigned i, unsigned c, const float *dy, const float *sdy,
-                           float *reg)
+                           float *reg, int kept)
 {
     const int inpl = tr_maxpool2d_in_place(k->pool);
     float *t = reg, *yp = t + k->hw, *dyb = inpl ? t : yp + k->ohw;
     float *gp = inpl ? yp + k->ohw : dyb + k->hw;
     const float *g = dy ? dy + ((size_t)i * k->C + c) * k->ohw : gp;
+    const float *gb = m->params + k->bn->p_off;
+    const float mean = k->bn->save[c], invstd = k->bn->save[k->C + c];
 
-    blk_pool_plane(yp, t, pl, m, k, c, k->bn->save[c], k->bn->save[k->C + c]);
+    if (kept) {
+        tr_bn2d_plane_apply(t, pl, k->hw, mean, invstd, gb[c], gb[k->C + c], k->relu);
+        tr_maxpool2d_backward_plane(dyb, g, t, k->pool->out + ((size_t)i * k->C + c) * k->ohw,
+                                    k->pool, k->relu);
+        return dyb;
+    }
+    blk_pool_plane(yp, t, pl, m, k, c, mean, invstd);
     if (dy == NULL)
         stream_grad(gp, m, k, sdy, i, c);
     tr_maxpool2d_backward_plane(dyb, g, t, yp, k->pool, k->relu);
@@ -342,6 +351,20 @@ static const float *plane_copy(float *restrict dst, const float *restrict src, s
     return dst;
 }
 
+/* 1 if the fast plan's block still has its pool's output when its backward
+ * runs: the layers after it wrote no gradient over it (a block after it
+ * writes its dx in place there) */
+static int pool_kept(const struct tr_model *m, const struct blk *k, const float *dy)
+{
+    unsigned q = (unsigned)(k->pool - m->layer) + 1;
+
+    if (m->desc.plan != TR_PLAN_FAST || dy == NULL)
+        return 0;
+    if (kind(m, q) == TR_LAYER_FLATTEN)
+        q++;
+    return q >= m->n_layers || tr_plan_dx(m, q, 0) != TR_DX_IN_PLACE;
+}
+
 void tr_plan_block_backward(struct tr_model *m, unsigned b, const float *x, unsigned n,
                             const float *dy, const float *sdy, float *dx)
 {
@@ -350,11 +373,15 @@ void tr_plan_block_backward(struct tr_model *m, unsigned b, const float *x, unsi
     const float *gb = m->params + m->layer[b].p_off;
     float *dgb = m->grads + m->layer[b].p_off;
     unsigned c, i;
+    int kept;
 
     blk_get(&k, m, b, x);
     reg = blk_region(m, &k);
+    kept = pool_kept(m, &k, dy);
     /* the fast plan lays out the BN's output, which its blocks never write:
-     * the first pass keeps each plane's dy there instead of making it again */
+     * the first pass keeps each plane's dy there instead of making it again;
+     * where its pool's output is still there (kept), the pool is not made
+     * again either */
     cache = m->desc.plan == TR_PLAN_FAST ? k.bn->out : NULL;
     for (c = 0; c < k.C; c++) {
         const float mean = k.bn->save[c], invstd = k.bn->save[k.C + c];
@@ -362,7 +389,7 @@ void tr_plan_block_backward(struct tr_model *m, unsigned b, const float *x, unsi
         float dbeta = 0.0f, dgamma = 0.0f, kc;
         for (i = 0; i < n; i++) {
             const float *pl = blk_plane(m, &k, x, i, c, cbuf + i * k.hw, reg);
-            const float *d = blk_dy(m, &k, pl, i, c, dy, sdy, reg);
+            const float *d = blk_dy(m, &k, pl, i, c, dy, sdy, reg, kept);
             float sb, sg;
             if (cache)          /* kept for the second pass */
                 d = plane_copy(cache + ((size_t)i * k.C + c) * k.hw, d, k.hw);
@@ -379,7 +406,7 @@ void tr_plan_block_backward(struct tr_model *m, unsigned b, const float *x, unsi
             const float *pl = k.conv ? cbuf + i * k.hw : blk_plane(m, &k, x, i, c, NULL, NULL);
             float *dst = k.conv ? cbuf + i * k.hw : dx + ((size_t)i * k.C + c) * k.hw;
             const float *d = cache ? cache + ((size_t)i * k.C + c) * k.hw
-                                   : blk_dy(m, &k, pl, i, c, dy, sdy, reg);
+                                   : blk_dy(m, &k, pl, i, c, dy, sdy, reg, 0);
             tr_bn2d_plane_dx(dst, d, pl, k.hw, mean, invstd, kc, cnt, dbeta, dgamma);
         }
         if (k.conv)

@@ -101,6 +101,13 @@ static void linear_cases(void)
     }
 }
 
+static float quiet_nan(void)
+{
+    union { uint32_t u; float f; } b;
+    b.u = 0x7fc00123u;
+    return b.f;
+}
+
 /* The 2x2 stride-2 pool has its own straight-line kernels: compare them
  * bitwise with plain loops written here (first max in row-major order), on
  * ReLU-like data full of ties at 0, odd sizes included. */
@@ -113,7 +120,9 @@ static void pool_case(unsigned n, unsigned c, unsigned h, unsigned w)
     unsigned oh, ow, i, j;
     char what[64];
     for (p = 0; p < nx; p++)
-        if (x[p] < 0.3f) x[p] = 0.0f;          /* ~65% zeros: many tied windows */
+        if (x[p] < 0.3f) x[p] = p % 3 ? 0.0f : -0.0f;   /* ~65% zeros: many ties, +0 vs -0 */
+    for (p = 0; p < nx; p += 37)
+        x[p] = quiet_nan();                       /* NaN: the order of the compares shows */
     for (p = 0; p < nx; p++)
         dx2[p] = 0.0f;
     for (p = 0; p < (size_t)n * c; p++)
@@ -228,6 +237,7 @@ int main(void)
     pool_case(2, 3, 7, 9);
     pool_case(1, 2, 14, 14);
     pool_case(2, 5, 5, 34);
+    pool_case(1, 3, 6, 70);
     fused_cases();
     model_case(6, 6);
     model_case(8, 5);

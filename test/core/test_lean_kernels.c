@@ -169,6 +169,7 @@ int main(void)
         band_case(cc[i]);
     pool_plane_case(3, 28, 28, 2, 2);
     pool_plane_case(2, 7, 9, 2, 2);
+    pool_plane_case(2, 5, 70, 2, 2);     /* 35 windows a row: 16, 16, 3 */
     pool_plane_case(2, 9, 8, 3, 2);
     pool_plane_case(1, 10, 11, 3, 3);
     pool_plane_case(2, 6, 7, 2, 1);
