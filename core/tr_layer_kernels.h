@@ -138,6 +138,23 @@ int tr_maxpool2d_in_place(const struct tr_layer *l);
 void tr_maxpool2d_backward_plane(float *dx, const float *dy, const float *x, const float *y,
                                  const struct tr_layer *l, int relu);
 
+/* A BN plane's affine map and optional ReLU (tr_bn2d_plane_apply's
+ * arguments), and a pool over the plane it makes (one plane of l): forward
+ * y = pool(apply(x)); backward dx (H, W) = the pool's [relu] backward of
+ * dy with the pool's input apply(x) and its output y, dx not overlapping x.
+ * The bits of tr_bn2d_plane_apply into t (H, W) followed by the pool's
+ * plane kernels; where the target has AVX-512 a 2x2 stride-2 pool never
+ * writes t (the plane is made in registers). */
+struct tr_bn_plane {
+    float mean, invstd, g, b;
+    int relu;
+};
+void tr_maxpool2d_bn_forward_plane(float *y, const float *x, const struct tr_bn_plane *bn,
+                                   const struct tr_layer *l, float *t);
+void tr_maxpool2d_bn_backward_plane(float *dx, const float *dy, const float *x,
+                                    const float *y, const struct tr_bn_plane *bn,
+                                    const struct tr_layer *l, float *t);
+
 /* Conv2d in bands of q output positions (lean plan): the bits of the two
  * kernels above with q * IC*K*K floats of scratch
  * (tr_conv2d_band_floats). dx may be x: each sample's dx is written after

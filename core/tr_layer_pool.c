@@ -3,7 +3,8 @@
 
 /* y (n, C, OH, OW) = max over each k x k window of x (n, C, H, W). The first
  * maximum in row-major window order wins, like PyTorch (val > max). */
-/* pool2_row_forward, pool2_row_inplace: below (one #if chooses them) */
+/* pool2_row_forward, pool2_row_inplace and the fused BN planes: below
+ * (one #if chooses them) */
 static void pool2_row_forward(float *restrict y, const float *restrict x0,
                               const float *restrict x1, unsigned ow_n);
 static void pool2_row_inplace(float *restrict t0, float *restrict t1,
@@ -172,14 +173,18 @@ void tr_maxpool2d_backward_plane(float *dx, const float *dy, const float *x, con
 {
     const unsigned H = l->in_h, W = l->in_w, OH = l->out_h, OW = l->out_w;
     struct tr_layer one = *l;
-    unsigned oh, w;
+    unsigned r, w;
 
     if (!tr_maxpool2d_in_place(l) || dx != x) {
         one.in_c = one.out_c = 1;
         pool_backward(dx, dy, x, y, &one, 1, relu);
         return;
     }
-    for (oh = 0; oh < OH; oh++) {
+    /* the even rows, then the odd ones: a row's stores are not followed by
+     * loads right next to them (a vector row's masked stores may reach into
+     * the next row pair, whose loads would then wait for them) */
+    for (r = 0; r < OH; r++) {
+        const unsigned oh = r < (OH + 1) / 2 ? 2 * r : 2 * (r - (OH + 1) / 2) + 1;
         float *t0 = dx + 2u * oh * W, *t1 = t0 + W;
         pool2_row_inplace(t0, t1, y + (size_t)oh * OW, dy + (size_t)oh * OW, OW, relu);
         for (w = 2u * OW; w < W; w++)
@@ -187,6 +192,27 @@ void tr_maxpool2d_backward_plane(float *dx, const float *dy, const float *x, con
     }
     for (w = 2u * OH * W; w < H * W; w++)
         dx[w] = 0.0f;
+}
+
+/* the fused BN planes as their parts: apply into t, then the pool */
+static void bn_forward_plane_parts(float *y, const float *x, const struct tr_bn_plane *bn,
+                                   const struct tr_layer *l, float *t)
+{
+    struct tr_layer one = *l;
+
+    one.in_c = one.out_c = 1;
+    tr_bn2d_plane_apply(t, x, (size_t)l->in_h * l->in_w, bn->mean, bn->invstd, bn->g, bn->b,
+                        bn->relu);
+    tr_maxpool2d_forward(y, t, &one, 1);
+}
+
+static void bn_backward_plane_parts(float *dx, const float *dy, const float *x,
+                                    const float *y, const struct tr_bn_plane *bn,
+                                    const struct tr_layer *l, float *t)
+{
+    tr_bn2d_plane_apply(t, x, (size_t)l->in_h * l->in_w, bn->mean, bn->invstd, bn->g, bn->b,
+                        bn->relu);
+    tr_maxpool2d_backward_plane(dx, dy, t, y, l, bn->relu);
 }
 
 /* ---- the 2x2 stride-2 rows: one #if chooses their implementation ------
@@ -216,30 +242,59 @@ static void pool2_masks(__mmask16 *lo, __mmask16 *hi, __mmask16 *win, unsigned n
     *win = (__mmask16)(nw >= 16 ? 0xffffu : (1u << nw) - 1u);
 }
 
-static void pool2_row_forward(float *restrict y, const float *restrict x0,
-                              const float *restrict x1, unsigned ow_n)
+/* BN's map [and ReLU] of 16 values, as tr_bn2d_plane_apply: ((v - mean) *
+ * invstd) * g + b, then v > 0 ? v : +0 */
+static __m512 bn16(__m512 v, const struct tr_bn_plane *bn)
+{
+    v = _mm512_sub_ps(v, _mm512_set1_ps(bn->mean));
+    v = _mm512_mul_ps(v, _mm512_set1_ps(bn->invstd));
+    v = _mm512_mul_ps(v, _mm512_set1_ps(bn->g));
+    v = _mm512_add_ps(v, _mm512_set1_ps(bn->b));
+    return bn->relu ? _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_GT_OS), v)
+                    : v;
+}
+
+/* a row pair's 2*nw inputs from o on (bn: through BN's map first) */
+static void pool2_load(__m512 v[4], const float *x0, const float *x1, unsigned o,
+                       __mmask16 lo, __mmask16 hi, const struct tr_bn_plane *bn)
+{
+    int j;
+
+    v[0] = _mm512_maskz_loadu_ps(lo, x0 + 2 * o);
+    v[1] = _mm512_maskz_loadu_ps(hi, x0 + 2 * o + 16);
+    v[2] = _mm512_maskz_loadu_ps(lo, x1 + 2 * o);
+    v[3] = _mm512_maskz_loadu_ps(hi, x1 + 2 * o + 16);
+    for (j = 0; bn && j < 4; j++)
+        v[j] = bn16(v[j], bn);
+}
+
+static void pool2_row_fwd(float *y, const float *x0, const float *x1, unsigned ow_n,
+                          const struct tr_bn_plane *bn)
 {
     unsigned o;
 
     for (o = 0; o < ow_n; o += 16) {
         const unsigned nw = ow_n - o < 16 ? ow_n - o : 16;
         __mmask16 lo, hi, win;
-        __m512 a0, a1, b0, b1, v, m;
+        __m512 r[4], v, m;
         pool2_masks(&lo, &hi, &win, nw);
-        a0 = _mm512_maskz_loadu_ps(lo, x0 + 2 * o);
-        a1 = _mm512_maskz_loadu_ps(hi, x0 + 2 * o + 16);
-        b0 = _mm512_maskz_loadu_ps(lo, x1 + 2 * o);
-        b1 = _mm512_maskz_loadu_ps(hi, x1 + 2 * o + 16);
+        pool2_load(r, x0, x1, o, lo, hi, bn);
         /* m = x00; then x01, x10, x11 replace it only if greater */
-        m = _mm512_permutex2var_ps(a0, EVEN_IDX, a1);
-        v = _mm512_permutex2var_ps(a0, ODD_IDX, a1);
+        m = _mm512_permutex2var_ps(r[0], EVEN_IDX, r[1]);
+        v = _mm512_permutex2var_ps(r[0], ODD_IDX, r[1]);
         m = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, m, _CMP_GT_OS), m, v);
-        v = _mm512_permutex2var_ps(b0, EVEN_IDX, b1);
+        v = _mm512_permutex2var_ps(r[2], EVEN_IDX, r[3]);
         m = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, m, _CMP_GT_OS), m, v);
-        v = _mm512_permutex2var_ps(b0, ODD_IDX, b1);
+        v = _mm512_permutex2var_ps(r[2], ODD_IDX, r[3]);
         m = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, m, _CMP_GT_OS), m, v);
         _mm512_mask_storeu_ps(y + o, win, m);
     }
+}
+
+static void pool2_row_forward(float *restrict y, const float *restrict x0,
+                              const float *restrict x1, unsigned ow_n)
+{
+    pool2_row_fwd(y, x0, x1, ow_n, NULL);
 }
 
 /* bit equality of two vectors' lanes (the plain form's integer compare) */
@@ -248,38 +303,79 @@ static __mmask16 same_bits16(__m512 a, __m512 b)
     return _mm512_cmpeq_epi32_mask(_mm512_castps_si512(a), _mm512_castps_si512(b));
 }
 
-static void pool2_row_inplace(float *restrict t0, float *restrict t1,
-                              const float *restrict y, const float *restrict dy,
-                              unsigned ow_n, int relu)
+/* d0, d1 (2*ow_n each) from input rows x0, x1 (the same rows, in place) */
+static void pool2_row_bwd(float *d0, float *d1, const float *x0, const float *x1,
+                          const float *y, const float *dy, unsigned ow_n, int relu,
+                          const struct tr_bn_plane *bn)
 {
     unsigned o;
 
     for (o = 0; o < ow_n; o += 16) {
         const unsigned nw = ow_n - o < 16 ? ow_n - o : 16;
         __mmask16 lo, hi, win, gate, a, b, c, e;
-        __m512 a0, a1, b0, b1, m, g, d00, d01, d10, d11;
+        __m512 r[4], m, g, d00, d01, d10, d11;
         pool2_masks(&lo, &hi, &win, nw);
-        a0 = _mm512_maskz_loadu_ps(lo, t0 + 2 * o);
-        a1 = _mm512_maskz_loadu_ps(hi, t0 + 2 * o + 16);
-        b0 = _mm512_maskz_loadu_ps(lo, t1 + 2 * o);
-        b1 = _mm512_maskz_loadu_ps(hi, t1 + 2 * o + 16);
+        pool2_load(r, x0, x1, o, lo, hi, bn);
         m = _mm512_maskz_loadu_ps(win, y + o);
         g = _mm512_maskz_loadu_ps(win, dy + o);
         /* with relu: dy passes only where the window's max is > 0 */
         gate = relu ? _mm512_cmp_ps_mask(m, _mm512_setzero_ps(), _CMP_GT_OS) : win;
-        a = same_bits16(_mm512_permutex2var_ps(a0, EVEN_IDX, a1), m);
-        b = (__mmask16)(same_bits16(_mm512_permutex2var_ps(a0, ODD_IDX, a1), m) & ~a);
-        c = (__mmask16)(same_bits16(_mm512_permutex2var_ps(b0, EVEN_IDX, b1), m) & ~(a | b));
+        a = same_bits16(_mm512_permutex2var_ps(r[0], EVEN_IDX, r[1]), m);
+        b = (__mmask16)(same_bits16(_mm512_permutex2var_ps(r[0], ODD_IDX, r[1]), m) & ~a);
+        c = (__mmask16)(same_bits16(_mm512_permutex2var_ps(r[2], EVEN_IDX, r[3]), m) & ~(a | b));
         e = (__mmask16)~(a | b | c);
         d00 = _mm512_maskz_mov_ps((__mmask16)(gate & a), g);
         d01 = _mm512_maskz_mov_ps((__mmask16)(gate & b), g);
         d10 = _mm512_maskz_mov_ps((__mmask16)(gate & c), g);
         d11 = _mm512_maskz_mov_ps((__mmask16)(gate & e), g);
-        _mm512_mask_storeu_ps(t0 + 2 * o, lo, _mm512_permutex2var_ps(d00, ILV_LO, d01));
-        _mm512_mask_storeu_ps(t0 + 2 * o + 16, hi, _mm512_permutex2var_ps(d00, ILV_HI, d01));
-        _mm512_mask_storeu_ps(t1 + 2 * o, lo, _mm512_permutex2var_ps(d10, ILV_LO, d11));
-        _mm512_mask_storeu_ps(t1 + 2 * o + 16, hi, _mm512_permutex2var_ps(d10, ILV_HI, d11));
+        _mm512_mask_storeu_ps(d0 + 2 * o, lo, _mm512_permutex2var_ps(d00, ILV_LO, d01));
+        _mm512_mask_storeu_ps(d0 + 2 * o + 16, hi, _mm512_permutex2var_ps(d00, ILV_HI, d01));
+        _mm512_mask_storeu_ps(d1 + 2 * o, lo, _mm512_permutex2var_ps(d10, ILV_LO, d11));
+        _mm512_mask_storeu_ps(d1 + 2 * o + 16, hi, _mm512_permutex2var_ps(d10, ILV_HI, d11));
     }
+}
+
+static void pool2_row_inplace(float *restrict t0, float *restrict t1,
+                              const float *restrict y, const float *restrict dy,
+                              unsigned ow_n, int relu)
+{
+    pool2_row_bwd(t0, t1, t0, t1, y, dy, ow_n, relu, NULL);
+}
+
+void tr_maxpool2d_bn_forward_plane(float *y, const float *x, const struct tr_bn_plane *bn,
+                                   const struct tr_layer *l, float *t)
+{
+    const unsigned W = l->in_w, OH = l->out_h, OW = l->out_w;
+    unsigned oh;
+
+    if (!tr_maxpool2d_in_place(l)) {
+        bn_forward_plane_parts(y, x, bn, l, t);
+        return;
+    }
+    for (oh = 0; oh < OH; oh++)
+        pool2_row_fwd(y + (size_t)oh * OW, x + 2u * oh * W, x + (2u * oh + 1u) * W, OW, bn);
+}
+
+void tr_maxpool2d_bn_backward_plane(float *dx, const float *dy, const float *x,
+                                    const float *y, const struct tr_bn_plane *bn,
+                                    const struct tr_layer *l, float *t)
+{
+    const unsigned H = l->in_h, W = l->in_w, OH = l->out_h, OW = l->out_w;
+    unsigned oh, w;
+
+    if (!tr_maxpool2d_in_place(l)) {
+        bn_backward_plane_parts(dx, dy, x, y, bn, l, t);
+        return;
+    }
+    for (oh = 0; oh < OH; oh++) {
+        float *d0 = dx + 2u * oh * W, *d1 = d0 + W;
+        pool2_row_bwd(d0, d1, x + 2u * oh * W, x + (2u * oh + 1u) * W, y + (size_t)oh * OW,
+                      dy + (size_t)oh * OW, OW, bn->relu, bn);
+        for (w = 2u * OW; w < W; w++)
+            d0[w] = d1[w] = 0.0f;
+    }
+    for (w = 2u * OH * W; w < H * W; w++)
+        dx[w] = 0.0f;
 }
 #else
 /* One output row of 2x2 stride-2 windows over input rows x0, x1: the same
@@ -325,4 +421,17 @@ static void pool2_row_inplace(float *restrict t0, float *restrict t1,
     }
 }
 
+
+void tr_maxpool2d_bn_forward_plane(float *y, const float *x, const struct tr_bn_plane *bn,
+                                   const struct tr_layer *l, float *t)
+{
+    bn_forward_plane_parts(y, x, bn, l, t);
+}
+
+void tr_maxpool2d_bn_backward_plane(float *dx, const float *dy, const float *x,
+                                    const float *y, const struct tr_bn_plane *bn,
+                                    const struct tr_layer *l, float *t)
+{
+    bn_backward_plane_parts(dx, dy, x, y, bn, l, t);
+}
 #endif

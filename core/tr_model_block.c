@@ -214,14 +214,28 @@ static void blk_stats(const struct tr_model *m, const struct blk *k, unsigned c,
     }
 }
 
-/* pool output plane y (OH, OW) of input plane pl: BN [ReLU] into t, pool */
-static void blk_pool_plane(float *y, float *t, const float *pl, const struct tr_model *m,
-                           const struct blk *k, unsigned c, float mean, float invstd)
+/* channel c's BN map for the plane kernels */
+static void blk_bn(struct tr_bn_plane *p, const struct tr_model *m, const struct blk *k,
+                   unsigned c, float mean, float invstd)
 {
     const float *gb = m->params + k->bn->p_off;
 
-    tr_bn2d_plane_apply(t, pl, k->hw, mean, invstd, gb[c], gb[k->C + c], k->relu);
-    tr_maxpool2d_forward(y, t, &k->one, 1);
+    p->mean = mean;
+    p->invstd = invstd;
+    p->g = gb[c];
+    p->b = gb[k->C + c];
+    p->relu = k->relu;
+}
+
+/* pool output plane y (OH, OW) of input plane pl: BN [ReLU] (into t where
+ * the target does not keep the plane in registers), pool */
+static void blk_pool_plane(float *y, float *t, const float *pl, const struct tr_model *m,
+                           const struct blk *k, unsigned c, float mean, float invstd)
+{
+    struct tr_bn_plane p;
+
+    blk_bn(&p, m, k, c, mean, invstd);
+    tr_maxpool2d_bn_forward_plane(y, pl, &p, &k->one, t);
 }
 
 /* ---- block forward --------------------------------------------------- */
@@ -292,27 +306,22 @@ static void stream_grad(float *gp, const struct tr_model *m, const struct blk *k
 }
 
 /* the gradient w.r.t. the BN's output plane (i, c) from input plane pl:
- * the pool's output is made again (or read where the fast plan keeps it:
- * kept), its gradient routed to each window's argmax through the ReLU's
- * gate */
+ * the pool's output is made again, its gradient routed to each window's
+ * argmax through the ReLU's gate */
 static const float *blk_dy(const struct tr_model *m, const struct blk *k, const float *pl,
                            unsigned i, unsigned c, const float *dy, const float *sdy,
-                           float *reg, int kept)
+                           float *reg)
 {
     const int inpl = tr_maxpool2d_in_place(k->pool);
     float *t = reg, *yp = t + k->hw, *dyb = inpl ? t : yp + k->ohw;
     float *gp = inpl ? yp + k->ohw : dyb + k->hw;
     const float *g = dy ? dy + ((size_t)i * k->C + c) * k->ohw : gp;
     const float *gb = m->params + k->bn->p_off;
-    const float mean = k->bn->save[c], invstd = k->bn->save[k->C + c];
 
-    if (kept) {
-        tr_bn2d_plane_apply(t, pl, k->hw, mean, invstd, gb[c], gb[k->C + c], k->relu);
-        tr_maxpool2d_backward_plane(dyb, g, t, k->pool->out + ((size_t)i * k->C + c) * k->ohw,
-                                    k->pool, k->relu);
-        return dyb;
-    }
-    blk_pool_plane(yp, t, pl, m, k, c, mean, invstd);
+    /* the BN plane in t, which the pool's backward reads */
+    tr_bn2d_plane_apply(t, pl, k->hw, k->bn->save[c], k->bn->save[k->C + c], gb[c],
+                        gb[k->C + c], k->relu);
+    tr_maxpool2d_forward(yp, t, &k->one, 1);
     if (dy == NULL)
         stream_grad(gp, m, k, sdy, i, c);
     tr_maxpool2d_backward_plane(dyb, g, t, yp, k->pool, k->relu);
@@ -388,11 +397,21 @@ void tr_plan_block_backward(struct tr_model *m, unsigned b, const float *x, unsi
         const float cnt = (float)((size_t)n * k.hw);
         float dbeta = 0.0f, dgamma = 0.0f, kc;
         for (i = 0; i < n; i++) {
+            const size_t pi = (size_t)i * k.C + c;
             const float *pl = blk_plane(m, &k, x, i, c, cbuf + i * k.hw, reg);
-            const float *d = blk_dy(m, &k, pl, i, c, dy, sdy, reg, kept);
+            const float *d;
             float sb, sg;
-            if (cache)          /* kept for the second pass */
-                d = plane_copy(cache + ((size_t)i * k.C + c) * k.hw, d, k.hw);
+            if (kept) {         /* the pool's output read, dy made in the cache */
+                struct tr_bn_plane bp;
+                blk_bn(&bp, m, &k, c, mean, invstd);
+                tr_maxpool2d_bn_backward_plane(cache + pi * k.hw, dy + pi * k.ohw, pl,
+                                               k.pool->out + pi * k.ohw, &bp, k.pool, reg);
+                d = cache + pi * k.hw;
+            } else {
+                d = blk_dy(m, &k, pl, i, c, dy, sdy, reg);
+                if (cache)      /* kept for the second pass */
+                    d = plane_copy(cache + pi * k.hw, d, k.hw);
+            }
             tr_bn2d_plane_dsums(&sb, &sg, d, pl, k.hw, mean, invstd);
             dbeta += sb;
             dgamma += sg;
@@ -406,7 +425,7 @@ void tr_plan_block_backward(struct tr_model *m, unsigned b, const float *x, unsi
             const float *pl = k.conv ? cbuf + i * k.hw : blk_plane(m, &k, x, i, c, NULL, NULL);
             float *dst = k.conv ? cbuf + i * k.hw : dx + ((size_t)i * k.C + c) * k.hw;
             const float *d = cache ? cache + ((size_t)i * k.C + c) * k.hw
-                                   : blk_dy(m, &k, pl, i, c, dy, sdy, reg, 0);
+                                   : blk_dy(m, &k, pl, i, c, dy, sdy, reg);
             tr_bn2d_plane_dx(dst, d, pl, k.hw, mean, invstd, kc, cnt, dbeta, dgamma);
         }
         if (k.conv)

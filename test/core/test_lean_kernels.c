@@ -2,7 +2,8 @@
  * tr_gemm_at against its reference loop; banded convolution (any band size, odd shapes, strides, paddings, dx in
  * place over x or absent) against tr_conv2d_forward/backward; the one-plane
  * convolution and weight gradient against the same; the one-plane pool
- * backward (in place for 2x2 windows) against tr_maxpool2d_[relu_]backward
+ * backward (in place for 2x2 windows) against tr_maxpool2d_[relu_]backward,
+ * the fused BN pool planes against BN's plane map and the pool kernels
  * on data full of ties. Every comparison is bitwise (memcmp). */
 #include "harness.h"
 #include "tc_util.h"
@@ -120,6 +121,36 @@ static void band_case(const unsigned c[8])
     free(y2); free(dx2); free(dw2);
 }
 
+/* the fused BN [ReLU] pool planes against tr_bn2d_plane_apply and the pool
+ * kernels, bitwise, on one plane x (a map that makes -0, +0 ties and keeps
+ * the NaN planted in x) */
+static void bn_pool_plane_check(const float *x, const float *dy, const struct tr_layer *l,
+                                int relu)
+{
+    const size_t hw = (size_t)l->in_h * l->in_w, ohw = (size_t)l->out_h * l->out_w;
+    const struct tr_bn_plane bn = {0.25f, 1.5f, -0.75f, 0.0f, relu};
+    float *xs = tc_zeros(hw), *t = tc_zeros(hw), *y1 = tc_zeros(ohw), *y2 = tc_zeros(ohw);
+    float *d1 = tc_zeros(hw), *d2 = tc_zeros(hw), *t2 = tc_zeros(hw);
+    struct tr_layer one = *l;
+    union { uint32_t u; float f; } nan;
+    size_t j;
+
+    nan.u = 0x7fc00321u;
+    one.in_c = one.out_c = 1;
+    for (j = 0; j < hw; j++)
+        xs[j] = j % 29 == 3 ? nan.f : x[j] == 0.0f ? 0.25f : x[j];   /* 0.25: a -0 after BN */
+    tr_bn2d_plane_apply(t, xs, hw, bn.mean, bn.invstd, bn.g, bn.b, relu);
+    tr_maxpool2d_forward(y1, t, &one, 1);
+    tr_maxpool2d_bn_forward_plane(y2, xs, &bn, &one, t2);
+    tr_maxpool2d_backward_plane(d1, dy, t, y1, &one, relu);
+    memset(d2, 0xff, hw * 4);
+    tr_maxpool2d_bn_backward_plane(d2, dy, xs, y1, &bn, &one, t2);
+    TH_CHECK(bits_equal(y1, y2, ohw) && bits_equal(d1, d2, hw),
+             "BN pool plane %ux%u k%u s%u relu %d", l->in_h, l->in_w, l->d.kernel, l->d.stride,
+             relu);
+    free(xs); free(t); free(y1); free(y2); free(d1); free(d2); free(t2);
+}
+
 static void pool_plane_case(unsigned c, unsigned h, unsigned w, unsigned k, unsigned s)
 {
     struct tr_layer l = tc_layer(TR_LAYER_MAXPOOL2D, c, h, w, 0, k, s, 0);
@@ -150,6 +181,7 @@ static void pool_plane_case(unsigned c, unsigned h, unsigned w, unsigned k, unsi
         }
         TH_CHECK(ok && bits_equal(d1, d2, nx), "pool plane %ux%u k%u s%u relu %d", h, w, k, s,
                  relu);
+        bn_pool_plane_check(x, dy, &l, relu);
     }
     free(x); free(dy); free(y); free(d1); free(d2); free(t);
 }
