@@ -281,10 +281,20 @@ int tr_el_view_index(const struct tr_el_view *v, uint32_t rank)
     return -1;
 }
 
+static int index_in(const struct tr_el_member *m, uint32_t n, uint32_t rank)
+{
+    uint32_t i;
+    for (i = 0; i < n; i++)
+        if (m[i].rank == rank)
+            return (int)i;
+    return -1;
+}
+
 /* Checks joined[] against the rules of tr_el_decide; counts the previous
- * members among them and picks the latest state. */
-static int tally(const struct tr_el_view *prev, const struct tr_el_join *joined, unsigned n,
-                 unsigned *members, int *lowest_in, struct tr_el_abort *why)
+ * members (prev[0..prev_n)) among them and picks the latest state. */
+static int tally(const struct tr_el_member *prev, uint32_t prev_n,
+                 const struct tr_el_join *joined, unsigned n, unsigned *members,
+                 int *lowest_in, struct tr_el_abort *why)
 {
     unsigned i, k;
     *members = 0;
@@ -295,7 +305,7 @@ static int tally(const struct tr_el_view *prev, const struct tr_el_join *joined,
         return TR_ERR_INVAL;
     for (i = 0; i < n; i++) {
         const struct tr_el_join *j = &joined[i];
-        int in_prev = tr_el_view_index(prev, j->rank) >= 0;
+        int in_prev = index_in(prev, prev_n, j->rank) >= 0;
         for (k = 0; k < i; k++)
             if (joined[k].rank == j->rank)
                 return TR_ERR_INVAL;
@@ -304,7 +314,7 @@ static int tally(const struct tr_el_view *prev, const struct tr_el_join *joined,
         if (!in_prev)
             continue;
         (*members)++;
-        if (j->rank == prev->m[0].rank)
+        if (j->rank == prev[0].rank)
             *lowest_in = 1;
         if (why->source == TR_EL_NO_RANK || j->step > why->step ||
             (j->step == why->step && j->rank < why->source)) {
@@ -316,30 +326,34 @@ static int tally(const struct tr_el_view *prev, const struct tr_el_join *joined,
 }
 
 /* next: every JOIN in ascending rank (insertion sort: n is small). */
-static void form(const struct tr_el_view *prev, const struct tr_el_join *joined, unsigned n,
-                 uint32_t source_rank, struct tr_el_view *next)
+static void form(const struct tr_el_join *joined, unsigned n, uint32_t source_rank,
+                 struct tr_el_member *next, uint32_t *next_n, uint32_t *next_source)
 {
     unsigned i, k;
-    next->epoch = prev->epoch + 1;
-    next->n = 0;
+    *next_n = 0;
     for (i = 0; i < n; i++) {
         struct tr_el_member e;
         e.rank = joined[i].rank;
         e.addr = joined[i].addr;
         e.port = joined[i].port;
-        for (k = next->n; k > 0 && next->m[k - 1].rank > e.rank; k--)
-            next->m[k] = next->m[k - 1];
-        next->m[k] = e;
-        next->n++;
+        for (k = *next_n; k > 0 && next[k - 1].rank > e.rank; k--)
+            next[k] = next[k - 1];
+        next[k] = e;
+        (*next_n)++;
     }
-    next->source = (uint32_t)tr_el_view_index(next, source_rank);
+    *next_source = (uint32_t)index_in(next, *next_n, source_rank);
 }
 
-int tr_el_decide(const struct tr_el_view *prev, const struct tr_el_join *joined, unsigned n,
-                 unsigned min_ranks, struct tr_el_view *next, struct tr_el_abort *why)
+int tr_el_decide_brief(const struct tr_el_brief *prev, const struct tr_el_member *prev_m,
+                       const struct tr_el_join *joined, unsigned n, unsigned min_ranks,
+                       struct tr_el_brief *next, struct tr_el_member *next_m, uint32_t cap,
+                       struct tr_el_abort *why)
 {
     unsigned members;
-    int lowest_in, rc = tally(prev, joined, n, &members, &lowest_in, why);
+    int lowest_in, rc;
+    if (prev->n < 1 || n > cap)
+        return TR_ERR_INVAL;
+    rc = tally(prev_m, prev->n, joined, n, &members, &lowest_in, why);
     if (rc < 0)
         return rc;
     why->joined = members;
@@ -353,10 +367,30 @@ int tr_el_decide(const struct tr_el_view *prev, const struct tr_el_join *joined,
         why->reason = TR_EL_BELOW_MIN;
         return TR_EL_BELOW_MIN;
     }
-    form(prev, joined, n, why->source, next);
+    next->type = TR_EL_VIEW;
+    next->epoch = prev->epoch + 1;
+    form(joined, n, why->source, next_m, &next->n, &next->source);
     next->step = why->step;
     why->reason = TR_EL_GO;
     return TR_EL_GO;
+}
+
+int tr_el_decide(const struct tr_el_view *prev, const struct tr_el_join *joined, unsigned n,
+                 unsigned min_ranks, struct tr_el_view *next, struct tr_el_abort *why)
+{
+    struct tr_el_brief p, b;
+    int rc;
+    p.epoch = prev->epoch;
+    p.n = prev->n;
+    rc = tr_el_decide_brief(&p, prev->m, joined, n, min_ranks, &b, next->m,
+                            TR_EL_MAX_MEMBERS, why);
+    if (rc == TR_EL_GO) {
+        next->epoch = b.epoch;
+        next->n = b.n;
+        next->source = b.source;
+        next->step = b.step;
+    }
+    return rc;
 }
 
 uint64_t tr_el_link_token(uint64_t token, uint32_t epoch)

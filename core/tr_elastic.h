@@ -192,6 +192,15 @@ int tr_el_view_index(const struct tr_el_view *v, uint32_t rank);
 int tr_el_decide(const struct tr_el_view *prev, const struct tr_el_join *joined, unsigned n,
                  unsigned min_ranks, struct tr_el_view *next, struct tr_el_abort *why);
 
+/* tr_el_decide over member arrays (the brief codec's view): prev->epoch and
+ * prev->n with the members prev_m[0..prev->n); the new view's epoch, n,
+ * source and step into *next (type TR_EL_VIEW), its members into
+ * next_m[0..cap) (n > cap: TR_ERR_INVAL). Same verdicts and rules. */
+int tr_el_decide_brief(const struct tr_el_brief *prev, const struct tr_el_member *prev_m,
+                       const struct tr_el_join *joined, unsigned n, unsigned min_ranks,
+                       struct tr_el_brief *next, struct tr_el_member *next_m, uint32_t cap,
+                       struct tr_el_abort *why);
+
 /* The job token the ring links of view epoch `epoch` use in their link
  * hello: the job's token at epoch 0, a different one at every later epoch
  * (never 0), so a link of an old ring is never taken for a new one. */

@@ -207,12 +207,19 @@ uint32_t tr_lwip_now_ms(void *ctx);
  * tr_el_link_token(job_token, epoch), rank = index, world = n); a failed
  * link starts another round from the new view.
  *
- * An lwIP rank does not coordinate: if it is the lowest live member of the
- * view (every lower rank dead), the call returns TR_ERR_INVAL with
- * round.must_coordinate = 1 after closing its listener and connections
- * (so the others find it gone and go on without it). Put a host (a POSIX
- * rank) at the lowest rank of an elastic job. Nor does an lwIP process
- * rejoin a running job after a restart (tr_posix_elastic_find's part).
+ * The lowest live member of the view coordinates, an lwIP rank too: it
+ * ACCEPTs the JOINs, probes the members that have not answered (one connect
+ * at a time: refused = dead), decides once all answered or are known dead,
+ * or timeout_ms from the round's start passed (core's tr_el_decide_brief:
+ * the split rule, min_ranks) and sends VIEW or ABORT to every member it
+ * accepted. It holds one pcb per accepted JOIN until then: a coordinating
+ * lwIP rank takes at most TR_LWIP_EL_CONNS other members (and needs
+ * MEMP_NUM_TCP_PCB >= TR_LWIP_EL_CONNS + 4); raise both for larger rings.
+ * As the view's lowest rank between rounds it keeps a process started again
+ * waiting (tr_lwip_elastic_service counts them: ask for a change with
+ * tr_train_request_change) and admits it in the next round. An lwIP process
+ * itself does not rejoin a running job after a restart (the POSIX port's
+ * tr_posix_elastic_find has no lwIP counterpart yet).
  *
  * RAM (caller's, static): struct tr_lwip_elastic, about 1 KiB with
  * TR_LWIP_MAX_WORLD 16 (the view, the ring's address table, a VIEW buffer
@@ -225,7 +232,10 @@ uint32_t tr_lwip_now_ms(void *ctx);
 #define TR_LWIP_MAX_WORLD 16u      /* the largest job (original world) an elastic
                                     * lwIP rank takes part in */
 #endif
-#define TR_LWIP_EL_CONNS 4u        /* JOINs held at once on the listener */
+#ifndef TR_LWIP_EL_CONNS
+#define TR_LWIP_EL_CONNS 4u        /* JOINs held at once on the listener (as the
+                                    * coordinator: the other members it can take) */
+#endif
 /* the longest message this port reads: a VIEW of TR_LWIP_MAX_WORLD members */
 #define TR_LWIP_EL_MSG_MAX (TR_EL_HEAD_BYTES + TR_EL_VIEW_BYTES(TR_LWIP_MAX_WORLD))
 
@@ -238,13 +248,18 @@ struct tr_lwip_elastic_config {
     uint32_t handshake_ms;         /* a connect must be answered, and a JOIN sent
                                     * to this rank arrive whole, within this;
                                     * 0 = 3000 */
+    unsigned min_ranks;            /* coordinating: a view with fewer members is
+                                    * not formed (ABORT, TR_EL_BELOW_MIN); the
+                                    * same on every rank; 0 is taken as 1 */
 };
 
 /* A connection accepted on the listener that carries a JOIN (internal). */
 struct tr_lwip_el_conn {
     struct tr_lwip_elastic *el;    /* back pointer (tcp_arg) */
     struct tcp_pcb *pcb;           /* NULL: a free slot */
-    uint8_t  state;                /* reading, or pending (the JOIN is whole) */
+    uint8_t  state;                /* reading, pending (the JOIN is whole), or
+                                    * accepted (coordinating: ACCEPT sent, the
+                                    * verdict follows on it) */
     uint8_t  got;                  /* bytes of buf so far */
     uint32_t since;                /* sys_now() when taken */
     uint8_t  buf[TR_EL_HEAD_BYTES + TR_EL_JOIN_BYTES];
@@ -258,6 +273,9 @@ struct tr_lwip_el_ask {
     struct tcp_pcb *pcb;           /* NULL when none */
     int      state;                /* connecting, open, closed, dead */
     int      eof;                  /* the member closed its side */
+    int      err;                  /* lwIP's err_t when the pcb died (ERR_RST
+                                    * while connecting: refused) */
+    uint32_t since;                /* sys_now() of the connect */
     size_t   got;                  /* bytes in buf */
     uint8_t  buf[TR_EL_HEAD_BYTES + TR_EL_REPLY_BYTES + TR_LWIP_EL_MSG_MAX];
                                    /* a REPLY and the VIEW after it */
@@ -280,7 +298,13 @@ struct tr_lwip_elastic {
                                     * (lw->cfg.table after a reform) */
     struct tr_el_member next[TR_LWIP_MAX_WORLD]; /* a VIEW being received */
     uint8_t  dead[TR_LWIP_MAX_WORLD];   /* this round: members known dead */
+    uint8_t  answered[TR_LWIP_MAX_WORLD];  /* coordinating: members whose JOIN
+                                    * was accepted (and this rank) */
+    uint32_t probe_at[TR_LWIP_MAX_WORLD];  /* coordinating: next probe (sys_now) */
+    int      probe_k;              /* coordinating: member being probed on ask, or -1 */
+    uint32_t probe_next;           /* coordinating: round-robin start */
     int      following;            /* 1: in a round, following `coord` */
+    int      coordinating;         /* 1: in a round, deciding it */
     uint32_t coord;                /* the coordinator of the round */
     struct tr_lwip_el_conn conn[TR_LWIP_EL_CONNS];
     struct tr_lwip_el_ask ask;
@@ -297,7 +321,7 @@ struct tr_lwip_elastic_round {
     uint32_t coordinator;          /* original rank that decided */
     uint32_t left[TR_LWIP_MAX_WORLD], n_left; /* original ranks that left */
     uint32_t answer;               /* a refusal's REPLY answer (TR_ERR_MISMATCH) */
-    int      must_coordinate;      /* 1: this rank was the lowest live member */
+    int      coordinated;          /* 1: this rank decided the round */
     struct tr_el_abort why;        /* verdict != TR_EL_GO: the counts */
     uint32_t rounds;               /* membership rounds the call ran */
     uint32_t ms;                   /* how long the call took */
@@ -314,13 +338,19 @@ int tr_lwip_elastic_start(struct tr_lwip_elastic *el, const struct tr_lwip_elast
  * then the new ring's links. Returns 0 with out filled (pass out->rank,
  * world, source to tr_train_reform; tr_lwip_transport's tp stays valid),
  * or: TR_ERR_CLOSED (the coordinator's ABORT: out->verdict, out->why),
- * TR_ERR_INVAL (this rank would have to coordinate: out->must_coordinate),
+ * TR_ERR_INVAL (not started, or closed),
  * TR_ERR_MISMATCH (refused: out->answer), TR_ERR_TIMEOUT (no coordinator
  * answered in time, or the new links never came up in 4 rounds),
  * TR_ERR_NOMEM (a view of more than TR_LWIP_MAX_WORLD), TR_ERR_PROTO,
  * TR_ERR_NOBUFS (lwIP's pools). */
 int tr_lwip_elastic_reform(struct tr_lwip_elastic *el, uint64_t position,
                            struct tr_lwip_elastic_round *out);
+
+/* Between steps (every rank may call it; only the view's lowest rank has
+ * anything to do): answers what arrived, and returns how many processes
+ * started again wait to be admitted (then ask for a change:
+ * tr_train_request_change; the next round admits them). */
+int tr_lwip_elastic_service(struct tr_lwip_elastic *el);
 
 /* Close the membership connections, the listener and the ring links
  * (tr_lwip_close with linger_ms). */

@@ -30,8 +30,9 @@
 #define RETRY_MS   20u     /* a JOIN closed unanswered: ask again after this */
 #define MAX_ROUNDS 4u      /* rounds in one call when the new links fail */
 #define POLL_TICKS 2u      /* tcp_poll interval of a JOIN being read (x 500 ms) */
+#define PROBE_MS   1000u   /* a missing member that accepted a probe: again after */
 
-enum { C_READING = 0, C_PENDING = 1 };                 /* struct tr_lwip_el_conn */
+enum { C_READING = 0, C_PENDING = 1, C_ACCEPTED = 2 };  /* struct tr_lwip_el_conn */
 enum { A_CONNECTING = 0, A_OPEN, A_CLOSED, A_DEAD };   /* struct tr_lwip_el_ask */
 
 /* What an ask or a wait for the verdict ended with, besides 0. */
@@ -78,11 +79,13 @@ static uint32_t addr_of(const struct tr_lwip_addr *a)
     return v;
 }
 
-/* Write a message on pcb and push it. Returns 0 or a tr_err. */
-static int send_brief(struct tcp_pcb *pcb, const struct tr_el_brief *b)
+/* Write a message (a VIEW's members in m) on pcb and push it. Returns 0 or
+ * a tr_err. */
+static int send_msg(struct tcp_pcb *pcb, const struct tr_el_brief *b,
+                    const struct tr_el_member *m)
 {
-    uint8_t out[TR_EL_HEAD_BYTES + TR_EL_JOIN_BYTES];  /* JOIN and REPLY fit */
-    size_t n = tr_el_encode_brief(b, NULL, out, sizeof out);
+    uint8_t out[TR_LWIP_EL_MSG_MAX];
+    size_t n = tr_el_encode_brief(b, m, out, sizeof out);
     err_t e;
     if (!n)
         return TR_ERR_INVAL;
@@ -140,24 +143,97 @@ static int conn_reply(struct tr_lwip_el_conn *c, uint32_t answer, uint32_t coord
     b.epoch = el->epoch;
     b.answer = answer;
     b.coord = coord;
-    send_brief(c->pcb, &b);        /* 32 bytes on a fresh connection */
+    send_msg(c->pcb, &b, NULL);        /* 32 bytes on a fresh connection */
     if (answer == TR_EL_NOT_COORD)
         el->redirected++;
     return conn_close(c);
 }
 
-/* A pending JOIN: answer it now, or leave it for this rank's round. As a
- * member in a round: to the coordinator followed. Between rounds: a process
- * started again, or a JOIN of an older view, to the view's lowest rank; a
- * JOIN of this view waits (its sender noticed the failure first). Returns 1
- * if the pcb was aborted. */
+/* The accepted connection of original rank `rank`, or NULL. */
+static struct tr_lwip_el_conn *accepted_of(struct tr_lwip_elastic *el, uint32_t rank)
+{
+    unsigned i;
+    for (i = 0; i < TR_LWIP_EL_CONNS; i++)
+        if (el->conn[i].pcb && el->conn[i].state == C_ACCEPTED && el->conn[i].join.rank == rank)
+            return &el->conn[i];
+    return NULL;
+}
+
+/* Coordinating: accept a whole JOIN (REPLY ACCEPT, kept for the verdict),
+ * refuse it, or (a process started again whose rank is still a member)
+ * leave it for a later round. Returns 1 if the pcb was aborted. */
+static int coord_judge(struct tr_lwip_el_conn *c)
+{
+    struct tr_lwip_elastic *el = c->el;
+    const struct tr_el_join *j = &c->join;
+    int joiner = (j->flags & TR_EL_JOINER) != 0, k = view_index(el->m, el->n, j->rank);
+    struct tr_lwip_el_conn *old;
+    uint32_t answer = TR_EL_ACCEPT;
+    struct tr_el_brief b;
+    if (joiner && j->rank >= el->world)
+        answer = TR_EL_EXCLUDED;
+    else if (joiner && c->epoch != TR_EL_ANY_EPOCH)
+        answer = TR_EL_STALE;
+    else if (joiner && k >= 0)
+        return 0;                  /* a later round, once it is dropped */
+    else if (!joiner && (c->epoch != el->epoch || k < 0))
+        answer = k < 0 ? TR_EL_EXCLUDED : TR_EL_STALE;
+    else if (j->rank == el->rank)
+        answer = TR_EL_DUPLICATE;
+    if (answer == TR_EL_ACCEPT && (old = accepted_of(el, j->rank)) != NULL) {
+        if (old->join.addr == j->addr && old->join.port == j->port)
+            conn_abort(old);       /* the same process asking again */
+        else
+            answer = TR_EL_DUPLICATE;
+    }
+    if (answer != TR_EL_ACCEPT)
+        return conn_reply(c, answer, el->rank);
+    memset(&b, 0, sizeof b);
+    b.type = TR_EL_REPLY;
+    b.token = el->job_token;
+    b.epoch = el->epoch;
+    b.answer = TR_EL_ACCEPT;
+    b.coord = el->rank;
+    if (send_msg(c->pcb, &b, NULL) < 0)
+        return conn_abort(c);
+    c->state = C_ACCEPTED;
+    return 0;
+}
+
+/* Between rounds, as the view's lowest rank (the next coordinator): a
+ * process started again waits for the next round (tr_lwip_elastic_service
+ * counts it); refusals as the POSIX coordinator's. */
+static int lowest_answer(struct tr_lwip_el_conn *c)
+{
+    struct tr_lwip_elastic *el = c->el;
+    const struct tr_el_join *j = &c->join;
+    if ((j->flags & TR_EL_JOINER) && j->rank >= el->world)
+        return conn_reply(c, TR_EL_EXCLUDED, el->rank);
+    if ((j->flags & TR_EL_JOINER) && c->epoch != TR_EL_ANY_EPOCH)
+        return conn_reply(c, TR_EL_STALE, el->rank);
+    if (!(j->flags & TR_EL_JOINER) && before(c->epoch, el->epoch))
+        return conn_reply(c, view_index(el->m, el->n, j->rank) < 0 ? TR_EL_EXCLUDED
+                                                                   : TR_EL_STALE, el->rank);
+    return 0;
+}
+
+/* A pending JOIN: answer it now, or leave it for this rank's round.
+ * Coordinating: coord_judge. As a member in a round: to the coordinator
+ * followed. Between rounds: as the view's lowest rank, lowest_answer; else a
+ * process started again, or a JOIN of an older view, to the view's lowest
+ * rank, and a JOIN of this view waits (its sender noticed the failure
+ * first). Returns 1 if the pcb was aborted. */
 static int conn_answer(struct tr_lwip_el_conn *c)
 {
     struct tr_lwip_elastic *el = c->el;
     if (c->state != C_PENDING || !c->pcb)
         return 0;
+    if (el->coordinating)
+        return coord_judge(c);
     if (el->following)
         return conn_reply(c, TR_EL_NOT_COORD, el->coord);
+    if (el->index == 0)
+        return lowest_answer(c);
     if ((c->join.flags & TR_EL_JOINER) || before(c->epoch, el->epoch) ||
         c->epoch == TR_EL_ANY_EPOCH)
         return conn_reply(c, TR_EL_NOT_COORD, el->m[0].rank);
@@ -334,6 +410,7 @@ static void ask_err(void *arg, err_t err)
     if (!a)
         return;
     a->pcb = NULL;
+    a->err = err;
     a->state = a->state == A_CONNECTING ? A_DEAD : A_CLOSED;   /* refused : reset */
 }
 
@@ -357,6 +434,8 @@ static int ask_dial(struct tr_lwip_elastic *el, uint32_t addr, uint16_t port)
     a->el = el;
     a->got = 0;
     a->eof = 0;
+    a->err = ERR_OK;
+    a->since = sys_now();
     a->state = A_CONNECTING;
     if (!(pcb = tcp_new()))
         return TR_ERR_NOBUFS;
@@ -439,7 +518,7 @@ static int ask_member(struct tr_lwip_elastic *el, uint32_t k, uint64_t position,
     b->join.step = position;
     b->join.addr = el->my_addr;
     b->join.port = el->my_port;
-    if (send_brief(el->ask.pcb, b) < 0) {
+    if (send_msg(el->ask.pcb, b, NULL) < 0) {
         ask_forget(&el->ask, 1);
         return ASK_CLOSED;
     }
@@ -485,15 +564,152 @@ static int wait_verdict(struct tr_lwip_elastic *el, struct tr_el_brief *b,
     return 0;
 }
 
-/* This rank is the lowest live member: it does not coordinate. Closing
- * everything makes the others find it gone (refused) and go on. */
-static int must_coordinate(struct tr_lwip_elastic *el, struct tr_lwip_elastic_round *out)
+/* ---- coordinating ---------------------------------------------------------- */
+
+/* Marks the members that answered (this rank, accepted JOINs). Returns 1
+ * when every member of the view answered or is known dead. */
+static int coord_tally(struct tr_lwip_elastic *el)
 {
-    out->must_coordinate = 1;
-    out->coordinator = el->rank;
-    tr_lwip_elastic_close(el, 0);
-    return TR_ERR_INVAL;
+    uint32_t i, done = 0;
+    memset(el->answered, 0, sizeof el->answered);
+    el->answered[el->index] = 1;
+    for (i = 0; i < TR_LWIP_EL_CONNS; i++) {
+        const struct tr_lwip_el_conn *c = &el->conn[i];
+        int k;
+        if (!c->pcb || c->state != C_ACCEPTED || (c->join.flags & TR_EL_JOINER))
+            continue;
+        if ((k = view_index(el->m, el->n, c->join.rank)) >= 0)
+            el->answered[k] = 1;
+    }
+    for (i = 0; i < el->n; i++)
+        done += el->answered[i] || el->dead[i];
+    return done == el->n;
 }
+
+/* One step of probing the members that have not answered, one connect at a
+ * time on el->ask: refused = dead; accepted = alive (probed again after
+ * PROBE_MS); no answer within handshake_ms = try the next. */
+static void coord_probe(struct tr_lwip_elastic *el)
+{
+    struct tr_lwip_el_ask *a = &el->ask;
+    uint32_t now = sys_now(), i;
+    int k = el->probe_k;
+    if (k >= 0 && (a->state != A_CONNECTING || el->answered[k] ||
+                   (uint32_t)(now - a->since) >= el->cfg.handshake_ms)) {
+        if (a->state == A_DEAD && a->err == ERR_RST)
+            el->dead[k] = 1;       /* nobody listens there */
+        ask_forget(a, 1);
+        el->probe_at[k] = now + PROBE_MS;
+        el->probe_k = k = -1;
+    }
+    for (i = 1; k < 0 && i <= el->n; i++) {
+        uint32_t m = (el->probe_next + i) % el->n;
+        if (el->answered[m] || el->dead[m] || before(now, el->probe_at[m]))
+            continue;
+        if (ask_dial(el, el->m[m].addr, el->m[m].port) < 0 || a->state == A_DEAD) {
+            el->probe_at[m] = now + PROBE_MS;   /* no pcb, or no route */
+            continue;
+        }
+        el->probe_k = k = (int)m;
+        el->probe_next = m;
+    }
+}
+
+/* Sends the verdict m (a VIEW's members in el->next) to every accepted
+ * JOIN and closes it; a process started again whose rank stays a member is
+ * told DUPLICATE. */
+static void coord_tell(struct tr_lwip_elastic *el, const struct tr_el_brief *m)
+{
+    unsigned i;
+    for (i = 0; i < TR_LWIP_EL_CONNS; i++) {
+        struct tr_lwip_el_conn *c = &el->conn[i];
+        if (c->pcb && c->state == C_ACCEPTED) {
+            if (send_msg(c->pcb, m, el->next) < 0)
+                conn_abort(c);
+            else
+                conn_close(c);
+        } else if (c->pcb && c->state == C_PENDING && m->type == TR_EL_VIEW &&
+                   view_index(el->next, m->n, c->join.rank) >= 0) {
+            conn_reply(c, TR_EL_DUPLICATE, el->rank);
+        }
+    }
+}
+
+/* Decides (core's tr_el_decide_brief) over this rank's JOIN and the
+ * accepted ones, and tells everyone accepted. Returns 0 (VIEW in b, members
+ * in el->next) or an error (ABORT: out->verdict). */
+static int coord_decide(struct tr_lwip_elastic *el, uint64_t position, struct tr_el_brief *b,
+                        struct tr_lwip_elastic_round *out)
+{
+    struct tr_el_join joins[TR_LWIP_EL_CONNS + 1];
+    struct tr_el_brief prev, m;
+    struct tr_el_abort why;
+    unsigned n = 0, i;
+    int verdict;
+    memset(joins, 0, sizeof joins);
+    joins[n].rank = el->rank;
+    joins[n].step = position;
+    joins[n].addr = el->my_addr;
+    joins[n++].port = el->my_port;
+    for (i = 0; i < TR_LWIP_EL_CONNS; i++)
+        if (el->conn[i].pcb && el->conn[i].state == C_ACCEPTED)
+            joins[n++] = el->conn[i].join;
+    memset(&prev, 0, sizeof prev);
+    prev.epoch = el->epoch;
+    prev.n = el->n;
+    memset(b, 0, sizeof *b);
+    verdict = tr_el_decide_brief(&prev, el->m, joins, n, el->cfg.min_ranks, b, el->next,
+                                 TR_LWIP_MAX_WORLD, &why);
+    if (verdict < 0) {             /* cannot happen with judged JOINs */
+        for (i = 0; i < TR_LWIP_EL_CONNS; i++)
+            if (el->conn[i].state == C_ACCEPTED)
+                conn_abort(&el->conn[i]);
+        return TR_ERR_PROTO;
+    }
+    m = *b;
+    m.type = verdict == TR_EL_GO ? TR_EL_VIEW : TR_EL_ABORT;
+    m.token = el->job_token;
+    m.epoch = el->epoch + 1;
+    m.abort = why;
+    coord_tell(el, &m);
+    if (verdict == TR_EL_GO)
+        return 0;
+    m.type = TR_EL_ABORT;
+    return round_abort(el, &m, out);
+}
+
+/* This rank coordinates: collect until every member answered or is known
+ * dead, or the deadline (timeout_ms from the round's start, at least
+ * handshake_ms from now: members that waited on a frozen lower one arrive
+ * late), then decide. */
+static int coordinate(struct tr_lwip_elastic *el, uint64_t position, uint32_t round_start,
+                      struct tr_el_brief *b, struct tr_lwip_elastic_round *out)
+{
+    uint32_t now = sys_now(), end = round_start + el->cfg.timeout_ms, k;
+    int rc;
+    if (before(end, now + el->cfg.handshake_ms))
+        end = now + el->cfg.handshake_ms;
+    el->coord = el->rank;
+    el->coordinating = 1;
+    el->probe_k = -1;
+    el->probe_next = (uint32_t)el->index;
+    for (k = 0; k < el->n; k++)
+        el->probe_at[k] = now;
+    answer_pending(el);            /* JOINs that came before this round */
+    while (!coord_tally(el) && left_ms(end) > 0) {
+        coord_probe(el);
+        el_turn(el, end);
+    }
+    ask_forget(&el->ask, 1);
+    el->probe_k = -1;
+    out->coordinated = 1;
+    out->coordinator = el->rank;
+    rc = coord_decide(el, position, b, out);
+    el->coordinating = 0;
+    return rc;
+}
+
+/* ---- a member ---------------------------------------------------------------- */
 
 /* Asks view member *k. Returns 0 (VIEW in b), 1 (go on with *k, which may
  * have changed), or an error. */
@@ -547,14 +763,14 @@ static int member_step(struct tr_lwip_elastic *el, uint32_t *k, uint64_t positio
 static int round_once(struct tr_lwip_elastic *el, uint64_t position, struct tr_el_brief *b,
                       struct tr_lwip_elastic_round *out)
 {
-    uint32_t search_end = sys_now() + 2u * (el->cfg.timeout_ms + el->cfg.handshake_ms);
+    uint32_t start = sys_now(), search_end = start + 2u * (el->cfg.timeout_ms + el->cfg.handshake_ms);
     uint32_t k = 0;
     int rc;
     memset(el->dead, 0, sizeof el->dead);
     out->rounds++;
     while (k < el->n && left_ms(search_end) > 0) {
         if (k == (uint32_t)el->index)
-            return must_coordinate(el, out);
+            return coordinate(el, position, start, b, out);
         if (el->dead[k]) {
             k++;
             continue;
@@ -631,6 +847,7 @@ int tr_lwip_elastic_reform(struct tr_lwip_elastic *el, uint64_t position,
         rc = round_once(el, position, &b, out);   /* the new ring failed: again */
     }
     el->following = 0;
+    el->coordinating = 0;
     ask_forget(&el->ask, 1);
     out->ms = sys_now() - t0;
     return rc;
@@ -651,6 +868,8 @@ int tr_lwip_elastic_start(struct tr_lwip_elastic *el, const struct tr_lwip_elast
         el->cfg.timeout_ms = DEF_TIMEOUT_MS;
     if (!el->cfg.handshake_ms)
         el->cfg.handshake_ms = DEF_HANDSHAKE_MS;
+    if (!el->cfg.min_ranks)
+        el->cfg.min_ranks = 1;
     el->lw = lw;
     el->rank = (uint32_t)lw->cfg.rank;
     el->world = (uint32_t)lw->cfg.world;
@@ -673,6 +892,21 @@ int tr_lwip_elastic_start(struct tr_lwip_elastic *el, const struct tr_lwip_elast
     lw->take = el_take;
     lw->take_ctx = el;
     return 0;
+}
+
+int tr_lwip_elastic_service(struct tr_lwip_elastic *el)
+{
+    unsigned i;
+    int waiting = 0;
+    if (!el->lw || el->index != 0)
+        return 0;
+    answer_pending(el);
+    for (i = 0; i < TR_LWIP_EL_CONNS; i++) {
+        const struct tr_lwip_el_conn *c = &el->conn[i];
+        if (c->pcb && c->state == C_PENDING && (c->join.flags & TR_EL_JOINER))
+            waiting += view_index(el->m, el->n, c->join.rank) < 0;
+    }
+    return waiting;
 }
 
 void tr_lwip_elastic_close(struct tr_lwip_elastic *el, uint32_t linger_ms)

@@ -11,7 +11,9 @@
 #   2. the replay of 1: rank 2 kills itself right after the position the
 #      survivors of 1 resumed from; the survivors end with 1's bits;
 #   3. lwIP rank 3 (no reset: its stack dies with it; found by the
-#      timeout): P0, L1 and P2 go on and finish equal.
+#      timeout): P0, L1 and P2 go on and finish equal;
+#   4. L P L P, POSIX rank 1 killed: lwIP rank 0 is the lowest live member
+#      and coordinates the round (tr_lwip_elastic's coordinator).
 
 EL_ARGS=(--iters 2 --samples 1536)
 
@@ -112,6 +114,18 @@ elastic_cases() {
   el_survivors killlwip PLPL 3
   dt=$(( ($(date +%s%N) - t0) / 1000000 ))
   echo "lwip: killlwip: survivors done $dt ms after the kill"
+  el_case4
+}
+
+el_case4() {
+  # 4. an lwIP coordinator
+  el_start lwipcoord LPLP 5000 1
+  el_kill lwipcoord 1 12
+  el_survivors lwipcoord LPLP 1
+  check "lwipcoord: lwIP rank 0 decided the round" \
+    grep -q "lwip rank 0: round [0-9]* ms, coordinator rank 0, 1 left" "$LOG/lwipcoord.0.out"
+  check "lwipcoord: the POSIX and lwIP members followed it" \
+    bash -c "grep -q 'coordinator rank 0, 1 left' '$LOG/lwipcoord.2.out' && grep -q 'coordinator rank 0, 1 left' '$LOG/lwipcoord.3.out'"
 }
 
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then   # standalone
@@ -123,7 +137,7 @@ if [ "${BASH_SOURCE[0]}" = "$0" ]; then   # standalone
   SUITE=lwip-elastic
   . "$here/netns.sh"
   check "namespace with bridge and 4 TAPs" setup
-  elastic_cases
+  ${EL_ONLY:-elastic_cases}
   echo "lwip-elastic: done in $SECONDS s"
   report "$SUITE"
 fi

@@ -48,8 +48,8 @@ static int el_reform(void *ctx, uint64_t position, int *rank, int *world, int *s
     (void)ctx;
     if (rc < 0) {
         fprintf(stderr, "lwip rank %u: membership round failed: %s (verdict %d, answer %u, "
-                "must coordinate %d, coordinator %u, %u rounds, %u ms)\n", el.rank,
-                tr_strerror(rc), round.verdict, (unsigned)round.answer, round.must_coordinate,
+                "coordinated %d, coordinator %u, %u rounds, %u ms)\n", el.rank,
+                tr_strerror(rc), round.verdict, (unsigned)round.answer, round.coordinated,
                 (unsigned)round.coordinator, (unsigned)round.rounds, (unsigned)round.ms);
         return rc;
     }
