@@ -221,11 +221,12 @@ uint32_t tr_lwip_now_ms(void *ctx);
  * itself does not rejoin a running job after a restart (the POSIX port's
  * tr_posix_elastic_find has no lwIP counterpart yet).
  *
- * RAM (caller's, static): struct tr_lwip_elastic, about 1 KiB with
- * TR_LWIP_MAX_WORLD 16 (the view, the ring's address table, a VIEW buffer
- * sized by the bound, TR_LWIP_EL_CONNS JOIN buffers); no allocation, no
- * lwIP heap beyond one small segment per message. port/lwip/README.md has
- * the measured sizes. */
+ * RAM (caller's, static): struct tr_lwip_elastic, 1344 bytes on Cortex-M4F
+ * with TR_LWIP_MAX_WORLD 16 (36 bytes per member of the bound: the view,
+ * the ring's address table, a VIEW being received, per-round flags; 4 JOIN
+ * slots of 96; a 264-byte receive buffer); no allocation, no lwIP heap
+ * beyond one small segment per message. port/lwip/README.md has the
+ * measured sizes. */
 #include "tr_elastic.h"
 
 #ifndef TR_LWIP_MAX_WORLD

@@ -2,6 +2,9 @@
  *  - the link hello is byte-compatible with the POSIX port's (both ways)
  *  - every lwIP err_t maps to a tr_err (ERR_OK -> 0, the rest negative)
  *  - tr_lwip_init checks its configuration and never touches the network
+ *  - the elastic member's messages: core's brief codec and decision (what
+ *    the lwIP port uses, no 3 KiB view) give tr_el_encode/decode's bytes and
+ *    tr_el_decide's views; tr_lwip_elastic_start's checks
  */
 #include <string.h>
 
@@ -15,6 +18,71 @@
 #include "../harness.h"
 
 static void drive_nop(void *arg, uint32_t ms) { (void)arg; (void)ms; }
+
+/* The brief codec and decision agree with the full ones. */
+static void check_brief(void)
+{
+    static struct tr_el_msg m, back;
+    static struct tr_el_view prev, next;
+    static uint8_t a[TR_EL_MAX_BYTES], b[TR_EL_MAX_BYTES];
+    struct tr_el_member mem[4], small[2], nm[TR_LWIP_MAX_WORLD];
+    struct tr_el_brief br, nb, pb;
+    struct tr_el_join j[3];
+    struct tr_el_abort w1, w2;
+    uint32_t addr[4] = { 0x0a0012c6u, 0x0b0012c6u, 0x0c0012c6u, 0x0d0012c6u };
+    uint16_t port[4] = { 7000, 7001, 7002, 7003 };
+    size_t na, nb_;
+    unsigned t, i;
+    int v1, v2;
+    tr_el_view_initial(&prev, 4, addr, port);
+    for (t = TR_EL_JOIN; t <= TR_EL_ABORT; t++) {
+        memset(&m, 0, sizeof m);
+        m.type = t;
+        m.token = 0x1122334455667788ull;
+        m.epoch = 3;
+        m.join.rank = 2; m.join.step = 77; m.join.addr = addr[2]; m.join.port = 7002;
+        m.answer = TR_EL_NOT_COORD; m.coord = 1;
+        m.abort.reason = TR_EL_BELOW_MIN; m.abort.joined = 2; m.abort.previous = 4;
+        m.abort.min_ranks = 3; m.abort.step = 9; m.abort.source = 1;
+        m.view = prev;
+        m.view.epoch = 3;
+        na = tr_el_encode(&m, a, sizeof a);
+        TH_CHECK(na > 0 && tr_el_decode_brief(a, na, &br, mem, 4) == 0,
+                 "type %u: brief decode of tr_el_encode's bytes", t);
+        nb_ = tr_el_encode_brief(&br, mem, b, sizeof b);
+        TH_CHECK(nb_ == na && memcmp(a, b, na) == 0, "type %u: brief bytes differ", t);
+        TH_CHECK(tr_el_decode(b, nb_, &back) == 0 && back.type == t, "type %u: decode", t);
+    }
+    TH_CHECK(tr_el_decode_brief(a, na, &br, small, 2) != TR_ERR_NOMEM,
+             "an ABORT needs no member room");
+    m.type = TR_EL_VIEW;
+    na = tr_el_encode(&m, a, sizeof a);
+    TH_CHECK(tr_el_decode_brief(a, na, &br, small, 2) == TR_ERR_NOMEM,
+             "a VIEW of 4 into room for 2 is not NOMEM");
+    /* the decision: rank 2 gone, ranks 0, 1, 3 answered at positions 41, 42, 41 */
+    memset(j, 0, sizeof j);
+    for (i = 0; i < 3; i++) {
+        j[i].rank = i < 2 ? i : 3;
+        j[i].step = i == 1 ? 42 : 41;
+        j[i].addr = addr[j[i].rank];
+        j[i].port = port[j[i].rank];
+    }
+    v1 = tr_el_decide(&prev, j, 3, 1, &next, &w1);
+    memset(&pb, 0, sizeof pb);
+    pb.epoch = prev.epoch;
+    pb.n = prev.n;
+    v2 = tr_el_decide_brief(&pb, prev.m, j, 3, 1, &nb, nm, TR_LWIP_MAX_WORLD, &w2);
+    TH_CHECK(v1 == TR_EL_GO && v2 == TR_EL_GO, "decide %d, brief %d", v1, v2);
+    TH_CHECK(nb.type == TR_EL_VIEW && nb.epoch == next.epoch && nb.n == 3 && nb.n == next.n &&
+             nb.source == next.source && nb.source == 1 && nb.step == 42 && nb.step == next.step &&
+             memcmp(nm, next.m, 3 * sizeof nm[0]) == 0, "brief view differs from tr_el_decide's");
+    TH_CHECK(tr_el_decide_brief(&pb, prev.m, j, 3, 1, &nb, nm, 2, &w2) == TR_ERR_INVAL,
+             "a view larger than the room is not INVAL");
+    TH_CHECK(tr_el_decide_brief(&pb, prev.m, j, 1, 1, &nb, nm, 4, &w2) == TR_EL_NO_MAJORITY &&
+             w2.joined == 1 && w2.previous == 4, "1 of 4 is not NO_MAJORITY");
+    TH_CHECK(tr_el_decide_brief(&pb, prev.m, j, 3, 4, &nb, nm, 4, &w2) == TR_EL_BELOW_MIN,
+             "3 with min 4 is not BELOW_MIN");
+}
 
 int main(void)
 {
@@ -70,6 +138,26 @@ int main(void)
         TH_CHECK(tr_lwip_init(&lw, &c) == TR_ERR_INVAL, "rank out of range accepted");
         c.rank = 0; c.drive = NULL;
         TH_CHECK(tr_lwip_init(&lw, &c) == TR_ERR_INVAL, "no drive callback accepted");
+        c.drive = drive_nop;
+        {   /* elastic start: before connect only, world within the bound */
+            static struct tr_lwip_elastic el;
+            struct tr_lwip_elastic_config ec;
+            memset(&ec, 0, sizeof ec);
+            TH_CHECK(tr_lwip_init(&lw, &c) == 0, "init");
+            TH_CHECK(tr_lwip_elastic_start(&el, &ec, &lw) == 0, "elastic start refused");
+            TH_CHECK(lw.keep_listener && lw.take && lw.cfg.table == el.table && el.n == 2 &&
+                     el.index == 0 && el.cfg.timeout_ms == 60000 && el.cfg.min_ranks == 1 &&
+                     el.m[1].port == 7000 && memcmp(&el.m[1].addr, table[1].ip, 4) == 0,
+                     "elastic start: state");
+            TH_CHECK(tr_lwip_elastic_service(&el) == 0, "service with nothing pending");
+            el.index = -1;
+            {
+                struct tr_lwip_elastic_round r;
+                TH_CHECK(tr_lwip_elastic_reform(&el, 1, &r) == TR_ERR_INVAL,
+                         "reform of a closed member accepted");
+            }
+        }
     }
+    check_brief();
     return th_report("lwip-unit");
 }
