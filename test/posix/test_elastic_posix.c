@@ -33,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -74,6 +75,8 @@ struct job {
     int      steps, step_ms;
     int      fresh;                /* find answered 0: start the job normally */
     int      quit_after_find;      /* accepted by find: exit at once */
+    volatile int *stop;            /* shared with the parent: 1 = finish (the ranks
+                                    * agree on it in a step's allreduce) */
     int      report_fd;
 };
 
@@ -233,14 +236,16 @@ static int worker_reform(const struct job *j, struct tr_posix_elastic *el, struc
 
 /* One step: allreduce {rank+1, change, step}; checks it. Returns 1 when the
  * ranks agreed on a change, 0, or the collective's error. */
-static int worker_step(struct tr_posix_elastic *el, struct state *st, struct tr_comm *c)
+static int worker_step(const struct job *j, struct tr_posix_elastic *el, struct state *st,
+                       struct tr_comm *c)
 {
-    float v[3];
+    float v[4];
     int waiting = tr_posix_elastic_service(el), rc;
     v[0] = (float)(el->cfg.rank + 1);
     v[1] = waiting > 0 ? 1.0f : 0.0f;
     v[2] = (float)st->step;
-    rc = tr_allreduce(c, v, 3, TR_OP_SUM, TR_ALGO_RING);
+    v[3] = *j->stop ? 1.0f : 0.0f;
+    rc = tr_allreduce(c, v, 4, TR_OP_SUM, TR_ALGO_RING);
     if (rc < 0)
         return rc;
     if (v[0] == view_sum(&el->view) && v[2] == (float)st->step * (float)el->view.n)
@@ -249,6 +254,8 @@ static int worker_step(struct tr_posix_elastic *el, struct state *st, struct tr_
         st->bad++;
     st->acc += v[0];
     st->step++;
+    if (v[3] > 0.0f)
+        return 2;                    /* the parent said stop: all stop after this step */
     return v[1] > 0.0f;
 }
 
@@ -280,7 +287,9 @@ static int worker_run(const struct job *j, struct tr_posix_elastic *el, struct s
                 return 1;
             continue;
         }
-        rc = worker_step(el, st, &c);
+        rc = worker_step(j, el, st, &c);
+        if (rc == 2)
+            break;
         sleep_ms(j->step_ms);
     }
     memset(&r, 0, sizeof r);
@@ -400,10 +409,15 @@ static void scene_begin(struct scene *s, int world, int tcp)
         s->j.table[i].addr = htonl(INADDR_LOOPBACK);
         s->j.table[i].port = free_port();
     }
+    s->j.stop = mmap(NULL, sizeof *s->j.stop, PROT_READ | PROT_WRITE,
+                     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (s->j.stop == MAP_FAILED)
+        exit(2);
+    *s->j.stop = 0;
     s->j.min_ranks = 1;
     s->j.timeout_ms = 5000;
     s->j.comm_ms = 3000;
-    s->j.steps = 200;
+    s->j.steps = 4000;              /* at most: the parent stops the job */
     s->j.step_ms = 5;
 }
 
@@ -455,6 +469,7 @@ static void scene_end(struct scene *s)
         }
     close(s->rd);
     close(s->j.report_fd);
+    munmap((void *)s->j.stop, sizeof *s->j.stop);
 }
 
 static void kill_rank(struct scene *s, int orig, int sig)
@@ -497,6 +512,7 @@ static void check_done(struct scene *s, const char *name, const int *alive, int 
 {
     const struct report *r0;
     int i;
+    *s->j.stop = 1;
     TH_CHECK(wait_for(s, R_DONE, n, 15000) >= n, "%s: not every rank finished", name);
     r0 = report_of(s, R_DONE, alive[0]);
     for (i = 0; i < n; i++) {
@@ -598,7 +614,6 @@ static void case_rejoin(int tcp)
     static const int all[4] = { 0, 1, 2, 3 };
     struct scene s;
     scene_begin(&s, 4, tcp);
-    s.j.steps = 700;
     scene_start(&s);
     TH_CHECK(wait_for(&s, R_READY, 4, 10000) == 4, "rejoin: the ring did not form");
     sleep_ms(150);
@@ -636,6 +651,25 @@ static void case_fresh(int tcp)
     scene_end(&s);
 }
 
+/* Waits (ms at most) until the last round of every rank in alive[] formed
+ * a ring of n. Returns 1 when it did. */
+static int wait_world(struct scene *s, const int *alive, int n, int ms)
+{
+    uint32_t end = now_ms() + (uint32_t)ms;
+    for (;;) {
+        int i, done = 0;
+        for (i = 0; i < n; i++) {
+            const struct report *r = report_of(s, R_ROUND, alive[i]);
+            done += r && r->world == n;
+        }
+        if (done == n)
+            return 1;
+        if ((int32_t)(end - now_ms()) <= 0)
+            return 0;
+        wait_for(s, R_ROUND, count_of(s, R_ROUND) + 1, 100);
+    }
+}
+
 /* Two of five killed gap_ms apart (the second may die during the first's
  * round or while the new ring opens its links): the other three end
  * together in one ring of 3 with the same state. */
@@ -654,6 +688,7 @@ static void case_two_of_five(int gap_ms)
     if (gap_ms)
         sleep_ms(gap_ms);
     kill(s.pid[4], SIGKILL);
+    TH_CHECK(wait_world(&s, alive, 3, 10000), "%s: no ring of the 3 others", name);
     check_done(&s, name, alive, 3);
     r = report_of(&s, R_DONE, 0);
     TH_CHECK(r && (r->epoch == 1 || r->epoch == 2), "%s: ended at epoch %u, want 1 or 2",
@@ -672,7 +707,6 @@ static void case_joiner_dies(void)
     const struct report *f;
     uint32_t ms;
     scene_begin(&s, 3, 0);
-    s.j.steps = 400;
     scene_start(&s);
     TH_CHECK(wait_for(&s, R_READY, 3, 10000) == 3, "joiner dies: the ring did not form");
     sleep_ms(150);
@@ -684,10 +718,111 @@ static void case_joiner_dies(void)
     wait_for(&s, R_FIND, 1, 8000);
     f = report_of(&s, R_FIND, 2);
     TH_CHECK(f && f->rc == 1, "joiner dies: find returned %d", f ? f->rc : -999);
+    TH_CHECK(wait_for(&s, R_ROUND, 4, 8000) == 4, "joiner dies: no round after the find");
     check_done(&s, "joiner dies after find", alive, 2);
     f = report_of(&s, R_ROUND, 0);
     printf("  joiner dies after find: rank 0 ended at epoch %u; its last round took %u ms\n",
            report_of(&s, R_DONE, 0) ? report_of(&s, R_DONE, 0)->epoch : 0, f ? f->ms : 0);
+    scene_end(&s);
+}
+
+/* A connection from the parent to e, or -1. */
+static int dial(const struct tr_posix_endpoint *e)
+{
+    struct sockaddr_in sa;
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    memset(&sa, 0, sizeof sa);
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = e->addr;
+    sa.sin_port = htons(e->port);
+    if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
+}
+
+/* Bytes read from fd until EOF or ms (-1 if it stayed open). */
+static int read_until_eof(int fd, uint8_t *buf, int cap, int ms)
+{
+    uint32_t end = now_ms() + (uint32_t)ms;
+    int got = 0;
+    while ((int32_t)(end - now_ms()) > 0) {
+        struct pollfd p = { fd, POLLIN, 0 };
+        ssize_t n;
+        if (poll(&p, 1, (int)(end - now_ms())) <= 0)
+            continue;
+        n = recv(fd, buf + got, (size_t)(cap - got), 0);
+        if (n <= 0)
+            return got;
+        got += (int)n;
+        if (got == cap)
+            return got;
+    }
+    return -1;
+}
+
+/* A joiner's JOIN for rank, with tok. */
+static size_t join_bytes(uint8_t *out, uint64_t tok, uint32_t rank, const struct tr_posix_endpoint *e)
+{
+    struct tr_el_msg m;
+    memset(&m, 0, sizeof m);
+    m.type = TR_EL_JOIN;
+    m.token = tok;
+    m.epoch = TR_EL_ANY_EPOCH;
+    m.join.rank = rank;
+    m.join.flags = TR_EL_JOINER;
+    m.join.addr = e->addr;
+    m.join.port = e->port;
+    return tr_el_encode(&m, out, TR_EL_MAX_BYTES);
+}
+
+/* Strangers on a running member's port never stall the job: garbage and
+ * another job's JOIN are closed unanswered, silence after handshake_ms;
+ * a JOIN sent one byte at a time is assembled and answered. */
+static void case_strangers(void)
+{
+    static const int alive[3] = { 0, 1, 2 };
+    struct scene s;
+    uint8_t buf[TR_EL_MAX_BYTES];
+    struct tr_el_msg m;
+    size_t n, i;
+    int silent, fd, got, ok;
+    uint32_t ms;
+    scene_begin(&s, 4, 0);
+    scene_start(&s);
+    TH_CHECK(wait_for(&s, R_READY, 4, 10000) == 4, "strangers: the ring did not form");
+    silent = dial(&s.j.table[0]);
+    fd = dial(&s.j.table[0]);
+    TH_CHECK(fd >= 0 && write(fd, "GET / HTTP/1.0\r\n\r\n", 18) == 18 &&
+             read_until_eof(fd, buf, sizeof buf, 3000) == 0, "strangers: garbage not closed");
+    close(fd);
+    fd = dial(&s.j.table[0]);
+    n = join_bytes(buf, token ^ 1, 3, &s.j.table[3]);
+    TH_CHECK(fd >= 0 && write(fd, buf, n) == (ssize_t)n &&
+             read_until_eof(fd, buf, sizeof buf, 3000) == 0,
+             "strangers: another job's JOIN was not closed unanswered");
+    close(fd);
+    TH_CHECK(silent >= 0 && read_until_eof(silent, buf, sizeof buf, 3000) == 0,
+             "strangers: a silent connection was not closed after handshake_ms");
+    close(silent);
+    kill_rank(&s, 3, SIGKILL);
+    TH_CHECK(wait_for(&s, R_ROUND, 3, 8000) == 3, "strangers: no round without rank 3");
+    check_round(&s, "strangers", alive, 3, 3, 1, 0, &ms);
+    fd = dial(&s.j.table[0]);
+    n = join_bytes(buf, token, 3, &s.j.table[3]);
+    for (i = 0, ok = fd >= 0; ok && i < n; i++) {      /* one byte every 10 ms */
+        ok = write(fd, buf + i, 1) == 1;
+        sleep_ms(10);
+    }
+    got = ok ? read_until_eof(fd, buf, TR_EL_HEAD_BYTES + TR_EL_REPLY_BYTES, 5000) : -2;
+    TH_CHECK(got == TR_EL_HEAD_BYTES + TR_EL_REPLY_BYTES &&
+             tr_el_decode(buf, (size_t)got, &m) == 0 && m.type == TR_EL_REPLY &&
+             m.answer == TR_EL_ACCEPT && m.coord == 0,
+             "strangers: a JOIN sent byte by byte was not accepted (%d bytes)", got);
+    if (fd >= 0)
+        close(fd);                    /* the fake joiner leaves */
+    check_done(&s, "strangers", alive, 3);
     scene_end(&s);
 }
 
@@ -756,7 +891,6 @@ static void case_frozen(void)
     scene_begin(&s, 4, 0);
     s.j.timeout_ms = 1500;
     s.j.comm_ms = 700;
-    s.j.steps = 400;
     scene_start(&s);
     TH_CHECK(wait_for(&s, R_READY, 4, 10000) == 4, "frozen: the ring did not form");
     sleep_ms(150);
@@ -803,6 +937,7 @@ int main(int argc, char **argv)
     case_two_of_five(0);
     case_two_of_five(15);
     case_joiner_dies();
+    case_strangers();
     case_below_min();
     case_split();
     case_frozen();
