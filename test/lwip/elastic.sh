@@ -13,7 +13,11 @@
 #   3. lwIP rank 3 (no reset: its stack dies with it; found by the
 #      timeout): P0, L1 and P2 go on and finish equal;
 #   4. L P L P, POSIX rank 1 killed: lwIP rank 0 is the lowest live member
-#      and coordinates the round (tr_lwip_elastic's coordinator).
+#      and coordinates the round (tr_lwip_elastic's coordinator);
+#   5. L P L P, POSIX rank 3 killed and started again (--rejoin): it finds
+#      the job at lwIP rank 0, which keeps it waiting, asks for a change
+#      (tr_lwip_elastic_service) and admits it: the ring grows back to 4
+#      and all four finish equal.
 
 EL_ARGS=(--iters 2 --samples 1536)
 
@@ -126,6 +130,44 @@ el_case4() {
     grep -q "lwip rank 0: round [0-9]* ms, coordinator rank 0, 1 left" "$LOG/lwipcoord.0.out"
   check "lwipcoord: the POSIX and lwIP members followed it" \
     bash -c "grep -q 'coordinator rank 0, 1 left' '$LOG/lwipcoord.2.out' && grep -q 'coordinator rank 0, 1 left' '$LOG/lwipcoord.3.out'"
+  el_case5
+}
+
+el_case5() {
+  # 5. killed, started again, admitted by an lwIP coordinator
+  local name=rejoin r st n ok=0 t table
+  local -a pid
+  table=$(table_for LPLP)
+  EL_ARGS=(--iters 3 --samples 1536)
+  el_start rejoin LPLP 5000 3
+  el_kill rejoin 3 8
+  for ((t = 0; t < 200; t++)); do              # the ring of 3 formed
+    grep -q "rank 0: view 1: ring rank 0 of 3," "$LOG/rejoin.0.out" 2>/dev/null && { ok=1; break; }
+    sleep 0.05
+  done
+  check "rejoin: the ring of 3 formed" test "$ok" -eq 1
+  mv "$LOG/rejoin.3.out" "$LOG/rejoin.killed.out"
+  timeout 90 ip netns exec "$NS" "$BIN/posix_rank" --table "$table" --rank 3 --world 4 \
+    --token $TOKEN --mode elastic --suite lwip-rejoin-r3 --timeout 5000 "${EL_ARGS[@]}" \
+    --rejoin >"$LOG/rejoin.3.out" 2>&1 &
+  EL_PID[3]=$!
+  PIDS+=($!)
+  for ((r = 0; r < 4; r++)); do
+    wait "${EL_PID[r]}"; st=$?
+    check "rejoin: rank $r finished (exit $st)" test "$st" -eq 0
+    check "rejoin: rank $r ended in the ring of 4" \
+      grep -q "rank $r: done at step [0-9]*, ring of 4\$" "$LOG/rejoin.$r.out"
+  done
+  grep -h "lost the ring\|view [12]\|round .* ms\|done at\|rejoined\|waits to join" "$LOG"/rejoin.?.out
+  check "rejoin: rank 3 found the job and was admitted by lwIP rank 0" \
+    grep -q "posix rank 3: rejoined as ring rank 3 of 4 (view 2, coordinator rank 0)" "$LOG/rejoin.3.out"
+  check "rejoin: lwIP rank 0 asked for the change" \
+    grep -q "lwip rank 0: a process waits to join: change asked" "$LOG/rejoin.0.out"
+  n=$(cat "$LOG"/rejoin.?.out 2>/dev/null | grep -c '^params ')
+  check "rejoin: 4 ranks printed their hashes" test "$n" -eq 4
+  n=$(cat "$LOG"/rejoin.?.out 2>/dev/null | grep '^params ' | sort -u | wc -l)
+  check "rejoin: all four (the process started again included) hold equal state" test "$n" -eq 1
+  EL_ARGS=(--iters 2 --samples 1536)
 }
 
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then   # standalone

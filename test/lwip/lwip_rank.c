@@ -39,6 +39,12 @@ static uint8_t rx_rings[2 * 2 * TCP_WND];   /* 2 links x 2 windows */
 static struct tr_lwip_addr table[MAX_WORLD];
 static struct tr_lwip_elastic el;
 
+static int el_service(void *ctx)
+{
+    (void)ctx;
+    return tr_lwip_elastic_service(&el);
+}
+
 /* --mode elastic: the lwIP port's membership round after a lost ring. */
 static int el_reform(void *ctx, uint64_t position, int *rank, int *world, int *source,
                      uint32_t *epoch, uint64_t *step)
@@ -184,7 +190,7 @@ int main(int argc, char **argv)
     lc.rx_mem_size = rx;
     rc = tr_lwip_init(&lw, &lc);
     if (rc == 0 && !strcmp(j.mode, "elastic")) {
-        static const struct ring_elastic ops = { el_reform, NULL };
+        static const struct ring_elastic ops = { el_reform, el_service, NULL, 0, 0, 0, 0 };
         struct tr_lwip_elastic_config ec;
         memset(&ec, 0, sizeof ec);
         ec.timeout_ms = j.timeout_ms;

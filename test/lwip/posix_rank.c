@@ -10,7 +10,9 @@
  *   posix_rank --table A:P,A:P,... --rank R --world W --mode elastic ...
  *
  * An elastic rank: the static table (tr_posix_connect_table), then the
- * POSIX port's membership (tr_posix_elastic_*) after a lost ring.
+ * POSIX port's membership (tr_posix_elastic_*) after a lost ring. With
+ * --rejoin it is a process started again: it finds the running job
+ * (tr_posix_elastic_find) and joins it at the next change.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -46,11 +48,42 @@ static int el_reform(void *ctx, uint64_t position, int *rank, int *world, int *s
     return 0;
 }
 
+static int el_service(void *ctx)
+{
+    (void)ctx;
+    return tr_posix_elastic_service(&el);
+}
+
+/* A process started again: find the job, wait for its round. Returns 0 or
+ * an error (a message printed). */
+static int rejoin(const struct tr_posix_elastic_config *ec, struct ring_elastic *ops)
+{
+    static struct tr_posix_elastic_round round;
+    char err[512];
+    int rc = tr_posix_elastic_find(&el, ec, 5000, err, sizeof err);
+    if (rc == 1)
+        rc = tr_posix_elastic_reform(&el, 0, &round, err, sizeof err);
+    else if (rc == 0)
+        snprintf(err, sizeof err, "no running job answered");
+    if (rc != 0) {
+        fprintf(stderr, "posix rank %u: rejoin failed: %s\n", ec->rank, err);
+        return rc < 0 ? rc : TR_ERR_CLOSED;
+    }
+    printf("posix rank %u: rejoined as ring rank %d of %d (view %u, coordinator rank %u)\n",
+           ec->rank, round.rank, round.world, (unsigned)round.epoch,
+           (unsigned)round.coordinator);
+    ops->joiner = 1;
+    ops->rank = round.rank;
+    ops->world = round.world;
+    ops->source = round.source;
+    return 0;
+}
+
 /* An elastic rank over a static table. Returns the exit code. */
-static int run_elastic_table(struct ring_job *j, const char *tabs)
+static int run_elastic_table(struct ring_job *j, const char *tabs, int again)
 {
     static struct tr_posix_endpoint table[MAX_WORLD];
-    static const struct ring_elastic ops = { el_reform, NULL };
+    static struct ring_elastic ops = { el_reform, el_service, NULL, 0, 0, 0, 0 };
     struct tr_posix_table_config tc;
     struct tr_posix_elastic_config ec;
     struct tr_posix px;
@@ -71,13 +104,6 @@ static int run_elastic_table(struct ring_job *j, const char *tabs)
     }
     if (n != j->world)
         return 2;
-    tr_posix_table_config_default(&tc);
-    tc.table = table;
-    tc.rank = j->rank;
-    tc.world = j->world;
-    tc.job_token = j->token;
-    tc.timeout_ms = 20000;
-    rc = tr_posix_connect_table(&px, &tc, err, sizeof err);
     memset(&ec, 0, sizeof ec);
     ec.job_token = j->token;
     ec.rank = (uint32_t)j->rank;
@@ -85,11 +111,23 @@ static int run_elastic_table(struct ring_job *j, const char *tabs)
     ec.table = table;
     ec.timeout_ms = j->timeout_ms;
     ec.spin_us = 0;
-    if (rc == 0)
-        rc = tr_posix_elastic_start(&el, &ec, &px, err, sizeof err);
-    if (rc < 0) {
-        fprintf(stderr, "posix rank %d: connect failed: %s\n", j->rank, err);
-        return 1;
+    if (again) {
+        if (rejoin(&ec, &ops) < 0)
+            return 1;
+    } else {
+        tr_posix_table_config_default(&tc);
+        tc.table = table;
+        tc.rank = j->rank;
+        tc.world = j->world;
+        tc.job_token = j->token;
+        tc.timeout_ms = 20000;
+        rc = tr_posix_connect_table(&px, &tc, err, sizeof err);
+        if (rc == 0)
+            rc = tr_posix_elastic_start(&el, &ec, &px, err, sizeof err);
+        if (rc < 0) {
+            fprintf(stderr, "posix rank %d: connect failed: %s\n", j->rank, err);
+            return 1;
+        }
     }
     tr_posix_transport(&el.px, &tp);
     j->el = &ops;
@@ -106,6 +144,7 @@ int main(int argc, char **argv)
     struct tr_transport tp;
     char method[128], err[256];
     const char *master = NULL, *tabs = NULL;
+    int again = 0;
     int i, rc, code;
 
     tr_posix_config_default(&pc);
@@ -117,10 +156,11 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--addr")) { pc.addr = v; i++; }
         else if (!strcmp(argv[i], "--port")) { pc.listen_port = (uint16_t)atoi(v); i++; }
         else if (!strcmp(argv[i], "--table")) { tabs = v; i++; }
+        else if (!strcmp(argv[i], "--rejoin")) again = 1;
         else { fprintf(stderr, "posix_rank: unknown argument %s\n", argv[i]); return 2; }
     }
     if (tabs && !strcmp(j.mode, "elastic"))
-        return run_elastic_table(&j, tabs);
+        return run_elastic_table(&j, tabs, again);
     if (!master) {
         fprintf(stderr, "posix_rank: need --master HOST:PORT\n");
         return 2;

@@ -392,7 +392,8 @@ static int syn_load(void *ctx, int split, const uint32_t *idx, unsigned n, uint8
 }
 
 static int elastic_event(const struct ring_job *j, struct tr_train *t, int ev,
-                         const struct tr_train_report *r, const struct tr_transport *tp)
+                         const struct tr_train_report *r, const struct tr_transport *tp,
+                         int *asked)
 {
     int rank, world, source, rc;
     uint32_t epoch = 0;
@@ -406,8 +407,14 @@ static int elastic_event(const struct ring_job *j, struct tr_train *t, int ev,
         printf("%s rank %d: step %llu\n", j->label, j->rank, (unsigned long long)r->global_step);
         fflush(stdout);
     }
+    if (ev == TR_TRAIN_STEP && j->el->service && !*asked && j->el->service(j->el->ctx) > 0) {
+        printf("%s rank %d: a process waits to join: change asked\n", j->label, j->rank);
+        tr_train_request_change(t);
+        *asked = 1;
+    }
     if (ev != TR_TRAIN_LOST && ev != TR_TRAIN_CHANGE)
         return 0;
+    *asked = 0;
     if (ev == TR_TRAIN_LOST) {
         const struct tr_comm_fault *f = tr_comm_last_fault(&t->comm);
         printf("%s rank %d: lost the ring at position %llu (%s, peer rank %d)\n", j->label,
@@ -434,7 +441,7 @@ static int run_elastic(const struct ring_job *j, const struct tr_transport *tp)
     struct tr_train_config c;
     struct tr_train_report r;
     size_t need = 0;
-    int ev, rc;
+    int ev, rc, asked = 0;
     memset(&c, 0, sizeof c);
     tr_model_desc_convnet(&c.model, 16, 32, 10);
     c.batch = 8;
@@ -445,9 +452,9 @@ static int run_elastic(const struct ring_job *j, const struct tr_transport *tp)
     c.seed = 42;
     c.algo = TR_ALGO_RING;
     c.epochs = (uint32_t)(j->iters > 0 ? j->iters : 1);
-    c.rank = j->rank;
-    c.world = j->world;
-    c.tp = tp;
+    c.rank = j->el->joiner ? j->el->rank : j->rank;
+    c.world = j->el->joiner ? j->el->world : j->world;
+    c.tp = c.world > 1 ? tp : NULL;
     c.job_token = j->token;
     c.timeout_ms = j->timeout_ms;
     c.segment_bytes = j->segment;
@@ -461,8 +468,15 @@ static int run_elastic(const struct ring_job *j, const struct tr_transport *tp)
     if (rc < 0)
         return 1;
     tr_train_begin(&t, NULL, 0);
+    if (j->el->joiner) {           /* started again: the state comes from the ring */
+        rc = tr_train_reform(&t, j->el->rank, j->el->world, j->el->world > 1 ? tp : NULL,
+                             j->el->source);
+        TH_CHECK(rc == 0, "tr_train_reform of a joiner: %s", tr_strerror(rc));
+        if (rc < 0)
+            return 1;
+    }
     while ((ev = tr_train_next(&t, &r)) > 0)
-        if (elastic_event(j, &t, ev, &r, tp) < 0)
+        if (elastic_event(j, &t, ev, &r, tp, &asked) < 0)
             return 1;
     if (ev < 0)
         fprintf(stderr, "%s rank %d: training failed: %s (%s)\n", j->label, j->rank,

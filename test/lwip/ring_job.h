@@ -48,7 +48,13 @@ struct ring_job {
 struct ring_elastic {
     int  (*reform)(void *ctx, uint64_t position, int *rank, int *world, int *source,
                    uint32_t *epoch, uint64_t *step);
+    int  (*service)(void *ctx);   /* between steps: > 0 when a process started
+                                   * again waits (ask for a change); NULL = none */
     void  *ctx;
+    int    joiner;                /* 1: this process joined a running job (its
+                                   * round done): train from rank `source` of
+                                   * the ring below */
+    int    rank, world, source;
 };
 
 /* Runs the mode; returns the process exit code (0 = all checks passed). */
