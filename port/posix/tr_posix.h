@@ -286,11 +286,15 @@ struct tr_posix_elastic_config {
                                     * the addresses from the VIEW). Not copied;
                                     * read only during start and find. */
     uint32_t listen_addr;          /* table == NULL (a tcp:// joiner): where it
-                                    * listens, IPv4 network order; 0 = the local
-                                    * address its connection to the master has */
+                                    * listens, IPv4 network order; 0 = every
+                                    * address, and the others reach it at the
+                                    * address the coordinator saw its JOIN from */
     uint16_t listen_port;          /* ... and its port; 0 = ephemeral */
-    uint32_t master_addr;          /* tcp:// only: the rendezvous address (network
-                                    * order); 0 = none (static table) */
+    uint32_t master_addr;          /* tcp:// (env://) jobs, members and joiners
+                                    * alike: the rendezvous address (network
+                                    * order; tr_posix_elastic_master); find asks
+                                    * there, the coordinator serves it. 0 = none
+                                    * (static table) */
     uint16_t master_port;          /* its port, host order */
     unsigned min_ranks;            /* a view with fewer members is not formed
                                     * (ABORT, TR_EL_BELOW_MIN); 0 is taken as 1 */
