@@ -249,6 +249,42 @@ static float *blk_region(const struct tr_model *m, const struct blk *k)
     return k->conv ? m->scratch + (size_t)m->batch * k->hw : m->scratch;
 }
 
+/* 1 if the block's planes are all stored and its pool's output too (the
+ * fast plan, no recomputed conv, no stream): then its passes go sample by
+ * sample through the batch's planes (in memory order) instead of channel by
+ * channel; every per-channel sum still adds its planes in sample order */
+static int by_samples(const struct tr_model *m, const struct blk *k)
+{
+    return m->desc.plan == TR_PLAN_FAST && k->conv == NULL && k->lin == NULL;
+}
+
+/* The training forward of a by_samples block: save[] holds the running sums
+ * (the mean's, then the squared deviations') until tr_bn2d_finish. */
+static void block_forward_samples(struct tr_model *m, const struct blk *k, unsigned n)
+{
+    const float cnt = (float)((size_t)n * k->hw);
+    float *save = k->bn->save, *reg = blk_region(m, k);
+    const float *pl = k->src;
+    unsigned c, i;
+
+    for (c = 0; c < 2 * k->C; c++)
+        save[c] = 0.0f;
+    for (i = 0; i < n; i++)
+        for (c = 0; c < k->C; c++, pl += k->hw)
+            save[c] += tr_sum_lanes16(pl, k->hw);
+    for (c = 0; c < k->C; c++)
+        save[c] = save[c] / cnt;
+    for (i = 0, pl = k->src; i < n; i++)
+        for (c = 0; c < k->C; c++, pl += k->hw)
+            save[k->C + c] += tr_bn2d_plane_sqdev(pl, k->hw, save[c]);
+    for (c = 0; c < k->C; c++)
+        tr_bn2d_finish(save, m->buffers + k->bn->b_off, k->C, c, save[c], save[k->C + c], cnt);
+    for (i = 0, pl = k->src; i < n; i++)
+        for (c = 0; c < k->C; c++, pl += k->hw)
+            blk_pool_plane(k->pool->out + ((size_t)i * k->C + c) * k->ohw, reg, pl, m, k, c,
+                           save[c], save[k->C + c]);
+}
+
 void tr_plan_block_forward(struct tr_model *m, unsigned b, const float *x, unsigned n,
                            int train)
 {
@@ -258,6 +294,10 @@ void tr_plan_block_forward(struct tr_model *m, unsigned b, const float *x, unsig
 
     blk_get(&k, m, b, x);
     reg = blk_region(m, &k);
+    if (train && by_samples(m, &k)) {
+        block_forward_samples(m, &k, n);
+        return;
+    }
     for (c = 0; c < k.C; c++) {
         float mean, invstd;
         if (train) {
@@ -374,6 +414,41 @@ static int pool_kept(const struct tr_model *m, const struct blk *k, const float 
     return q >= m->n_layers || tr_plan_dx(m, q, 0) != TR_DX_IN_PLACE;
 }
 
+/* The backward of a by_samples block whose pool output is kept: dgb holds
+ * the running dgamma and dbeta sums; dy planes in the BN's output buffer */
+static void block_backward_samples(struct tr_model *m, const struct blk *k, unsigned n,
+                                   const float *dy, float *dx)
+{
+    const float cnt = (float)((size_t)n * k->hw), *save = k->bn->save;
+    const float *gb = m->params + k->bn->p_off, *pl = k->src;
+    float *dgb = m->grads + k->bn->p_off, *cache = k->bn->out, *reg = blk_region(m, k);
+    unsigned c, i;
+    size_t pi;
+
+    for (c = 0; c < 2 * k->C; c++)
+        dgb[c] = 0.0f;
+    for (i = 0, pi = 0; i < n; i++)
+        for (c = 0; c < k->C; c++, pi++, pl += k->hw) {
+            struct tr_bn_plane bp;
+            float sb, sg;
+            blk_bn(&bp, m, k, c, save[c], save[k->C + c]);
+            tr_maxpool2d_bn_backward_plane(cache + pi * k->hw, dy + pi * k->ohw, pl,
+                                           k->pool->out + pi * k->ohw, &bp, k->pool, reg);
+            tr_bn2d_plane_dsums(&sb, &sg, cache + pi * k->hw, pl, k->hw, save[c],
+                                save[k->C + c]);
+            dgb[k->C + c] += sb;
+            dgb[c] += sg;
+        }
+    if (dx == NULL)
+        return;
+    for (i = 0, pi = 0, pl = k->src; i < n; i++)
+        for (c = 0; c < k->C; c++, pi++, pl += k->hw) {
+            const float invstd = save[k->C + c], kc = gb[c] * invstd / cnt;
+            tr_bn2d_plane_dx(dx + pi * k->hw, cache + pi * k->hw, pl, k->hw, save[c], invstd,
+                             kc, cnt, dgb[k->C + c], dgb[c]);
+        }
+}
+
 void tr_plan_block_backward(struct tr_model *m, unsigned b, const float *x, unsigned n,
                             const float *dy, const float *sdy, float *dx)
 {
@@ -387,6 +462,10 @@ void tr_plan_block_backward(struct tr_model *m, unsigned b, const float *x, unsi
     blk_get(&k, m, b, x);
     reg = blk_region(m, &k);
     kept = pool_kept(m, &k, dy);
+    if (kept && by_samples(m, &k)) {
+        block_backward_samples(m, &k, n, dy, dx);
+        return;
+    }
     /* the fast plan lays out the BN's output, which its blocks never write:
      * the first pass keeps each plane's dy there instead of making it again;
      * where its pool's output is still there (kept), the pool is not made
