@@ -410,6 +410,144 @@ void tr_conv2d_forward(float *y, const float *x, const float *w, const float *b,
     }
 }
 
+/* ---- the input gradient of a shifted convolution, channel by channel ----
+ * dcol's K*K rows of one input channel (w^T's rows of that channel times
+ * dy) go to a band whose rows have zeros around them; then each element of
+ * the channel's dx is summed in registers over its taps (ki, kj) ascending,
+ * from +0, as col2im does: the tap's dcol value read at the element's
+ * position minus the tap's shift, through the column mask of kj (a row out
+ * of the image reads the zeros: +0 added to a sum that started at +0 is no
+ * change, as col2im's masked adds). col2im adds into dx tap after tap, and
+ * each add's load waited for the previous tap's store one float off. */
+#if TR_CONV_SHIFTED
+typedef float tr_cv16 __attribute__((vector_size(64)));
+typedef int32_t tr_ci16 __attribute__((vector_size(64)));
+
+/* the band's row length and where a row's position 0 lies in it */
+static size_t band_lo(const struct tr_layer *l)
+{
+    return ((size_t)l->d.pad * l->in_w + l->d.pad + 15) / 16 * 16;
+}
+
+static size_t band_row(const struct tr_layer *l)
+{
+    const size_t p = (size_t)l->out_h * l->out_w;
+    return 2 * band_lo(l) + (p + 15) / 16 * 16 + 16;
+}
+
+/* where the band starts in col's space: after the shifted planes, which
+ * the weight gradient reads for every sample */
+static size_t band_at(const struct tr_layer *l)
+{
+    return ((size_t)l->in_c * l->d.kernel * shifted_len(l) + 15) / 16 * 16;
+}
+
+/* floats the band, then the K column masks, take (0: col's space has no
+ * room for them after the shifted planes; col2im runs) */
+static size_t band_floats(const struct tr_layer *l)
+{
+    const size_t K = l->d.kernel, p = (size_t)l->out_h * l->out_w;
+    const size_t need = K * K * band_row(l) + K * p;
+    return band_at(l) + need <= (size_t)l->in_c * K * K * p ? need : 0;
+}
+
+/* cm (K, p): all ones where dx position q (column q % W) reads a valid
+ * output column for tap column kj, from column_masks' kernel column K-1-kj */
+static void band_masks(int32_t *restrict cm, const float *restrict masks,
+                       const struct tr_layer *l)
+{
+    const size_t K = l->d.kernel, p = (size_t)l->out_h * l->out_w;
+    size_t kj, q;
+
+    for (kj = 0; kj < K; kj++)
+        for (q = 0; q < p; q++)
+            cm[kj * p + q] = masks[(K - 1 - kj) * p + q] != 0.0f ? -1 : 0;
+}
+
+/* one dx element at position q from the band: the plain form of the sum */
+static float gather_one(const float *band, size_t q, const struct tr_layer *l)
+{
+    const long K = l->d.kernel, P = l->d.pad, W = l->in_w, OH = l->out_h;
+    const long h = (long)q / W, w = (long)q % W;
+    const size_t L = band_row(l), lo = band_lo(l);
+    float s = 0.0f;
+    long ki, kj;
+
+    for (ki = 0; ki < K; ki++)
+        for (kj = 0; kj < K; kj++) {
+            const long oh = h - ki + P, ow = w - kj + P;
+            if (oh >= 0 && oh < OH && ow >= 0 && ow < W)
+                s += band[(size_t)(ki * K + kj) * L + lo + (size_t)(oh * W + ow)];
+        }
+    return s;
+}
+
+/* dx plane (H, W) of one input channel from its band */
+static void gather_plane(float *restrict dx, const float *restrict band,
+                         const int32_t *restrict cm, const struct tr_layer *l)
+{
+    const size_t K = l->d.kernel, P = l->d.pad, W = l->in_w;
+    const size_t p = (size_t)l->out_h * l->out_w, L = band_row(l), lo = band_lo(l);
+    const size_t body = p - p % 16;
+    size_t q, ki, kj;
+
+    for (q = 0; q < body; q += 16) {
+        tr_cv16 acc = {0};
+        for (ki = 0; ki < K; ki++)
+            for (kj = 0; kj < K; kj++) {
+                /* the tap reads output position q - ((ki-P)*W + kj-P) */
+                const float *src = band + (ki * K + kj) * L + lo + q + P * W + P - ki * W - kj;
+                tr_cv16 v;
+                tr_ci16 mk;
+                __builtin_memcpy(&v, src, sizeof v);
+                __builtin_memcpy(&mk, cm + kj * p + q, sizeof mk);
+                acc += (tr_cv16)((tr_ci16)v & mk);
+            }
+        __builtin_memcpy(dx + q, &acc, sizeof acc);
+    }
+    for (q = body; q < p; q++)
+        dx[q] = gather_one(band, q, l);
+}
+
+/* dx (IC, H, W) of one sample: per input channel, dcol's rows into the
+ * band by tr_gemm_set, then the gather */
+static void dx_bands(float *dx, const float *wt, const float *dyi, float *band,
+                     const int32_t *cm, const struct tr_layer *l)
+{
+    const size_t K = l->d.kernel, OC = l->out_c, hw = (size_t)l->in_h * l->in_w;
+    const size_t p = (size_t)l->out_h * l->out_w, L = band_row(l);
+    unsigned ic;
+
+    for (ic = 0; ic < l->in_c; ic++) {
+        tr_gemm_set(band + band_lo(l), wt + ic * K * K * OC, dyi, K * K, p, OC, OC, p, L);
+        gather_plane(dx + ic * hw, band, cm, l);
+    }
+}
+#else
+static size_t band_at(const struct tr_layer *l)
+{
+    (void)l;
+    return 0;
+}
+
+static size_t band_floats(const struct tr_layer *l)
+{
+    (void)l;
+    return 0;
+}
+
+static void band_masks(int32_t *cm, const float *masks, const struct tr_layer *l)
+{
+    (void)cm, (void)masks, (void)l;
+}
+
+static void dx_bands(float *dx, const float *wt, const float *dyi, float *band,
+                     const int32_t *cm, const struct tr_layer *l)
+{
+    (void)dx, (void)wt, (void)dyi, (void)band, (void)cm, (void)l;
+}
+#endif
+
 void tr_conv2d_backward(float *dx, float *dw, float *db, const float *dy,
                         const float *x, const float *w,
                         const struct tr_layer *l, unsigned n, float *scratch)
@@ -422,6 +560,11 @@ void tr_conv2d_backward(float *dx, float *dw, float *db, const float *dy,
     float *dwt = dyt + p * OC;          /* (kk, OC) */
     float *wt = dwt + kk * OC;          /* (kk, OC) */
     float *masks = same_stride1(l) ? wt + kk * OC : NULL;   /* (K, p) */
+    /* the bands in col's space (after the weight gradient's use of it), their
+     * column masks after them */
+    const size_t bands = dx && shifted(l) ? band_floats(l) : 0;
+    float *band = col + band_at(l);
+    int32_t *cm = (int32_t *)(void *)(band + (bands ? bands - l->d.kernel * p : 0));
     struct tr_gemm_grid g;
     size_t i, oc, q;
 
@@ -446,7 +589,14 @@ void tr_conv2d_backward(float *dx, float *dw, float *db, const float *dy,
             im2col(col, x + i * xs, masks, l);
             tr_gemm(dwt, col, dyt, kk, OC, p, p, OC, OC);
         }
-        if (dx) {
+        if (bands) {              /* the band's zeros, its masks: once */
+            if (i == 0)
+                for (q = 0; q < bands; q++)
+                    band[q] = 0.0f;
+            if (i == 0)
+                band_masks(cm, masks, l);
+            dx_bands(dx + i * xs, wt, dyi, band, cm, l);
+        } else if (dx) {
             tr_gemm_set(col, wt, dyi, kk, p, OC, OC, p, p);
             col2im(dx + i * xs, col, masks, l);
         }
