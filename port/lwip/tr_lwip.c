@@ -551,6 +551,11 @@ int tr_lwip_connect(struct tr_lwip *lw)
     return links_wait(lw, limit);
 }
 
+int tr_lwip_listen(struct tr_lwip *lw)
+{
+    return lw->listener ? 0 : start_listen(lw);
+}
+
 void tr_lwip_drop_links(struct tr_lwip *lw)
 {
     int i;

@@ -150,6 +150,10 @@ void tr_lwip_transport(struct tr_lwip *lw, struct tr_transport *tp);
  * then close both links with a FIN; the link state is dropped. */
 void tr_lwip_close(struct tr_lwip *lw, uint32_t linger_ms);
 
+/* Elastic runs (used by tr_lwip_elastic.c): listen on table[rank] now (a
+ * process started again, before its first links). 0 or a tr_err. */
+int tr_lwip_listen(struct tr_lwip *lw);
+
 /* Elastic runs (used by tr_lwip_elastic.c): reset both ring links at once
  * (RST; their receive rings emptied), keeping the listener. */
 void tr_lwip_drop_links(struct tr_lwip *lw);
@@ -217,9 +221,14 @@ uint32_t tr_lwip_now_ms(void *ctx);
  * MEMP_NUM_TCP_PCB >= TR_LWIP_EL_CONNS + 4); raise both for larger rings.
  * As the view's lowest rank between rounds it keeps a process started again
  * waiting (tr_lwip_elastic_service counts them: ask for a change with
- * tr_train_request_change) and admits it in the next round. An lwIP process
- * itself does not rejoin a running job after a restart (the POSIX port's
- * tr_posix_elastic_find has no lwIP counterpart yet).
+ * tr_train_request_change) and admits it in the next round.
+ *
+ * A board that reboots rejoins: tr_lwip_elastic_find (after start, instead
+ * of tr_lwip_connect) asks the table's other ranks in ascending order with
+ * a joiner's JOIN; accepted, it listens and tr_lwip_elastic_reform(el, 0,
+ * &round) waits for the VIEW of the next round (a process that joins calls
+ * tr_train_begin(t, NULL, 0), then tr_train_reform with the round's rank,
+ * world and source).
  *
  * RAM (caller's, static): struct tr_lwip_elastic, 1344 bytes on Cortex-M4F
  * with TR_LWIP_MAX_WORLD 16 (36 bytes per member of the bound: the view,
@@ -306,6 +315,8 @@ struct tr_lwip_elastic {
     uint32_t probe_next;           /* coordinating: round-robin start */
     int      following;            /* 1: in a round, following `coord` */
     int      coordinating;         /* 1: in a round, deciding it */
+    int      joining;              /* 1: accepted by find, its VIEW comes on ask */
+    uint32_t refusal;              /* find: the REPLY answer that refused it */
     uint32_t coord;                /* the coordinator of the round */
     struct tr_lwip_el_conn conn[TR_LWIP_EL_CONNS];
     struct tr_lwip_el_ask ask;
@@ -346,6 +357,18 @@ int tr_lwip_elastic_start(struct tr_lwip_elastic *el, const struct tr_lwip_elast
  * TR_ERR_NOBUFS (lwIP's pools). */
 int tr_lwip_elastic_reform(struct tr_lwip_elastic *el, uint64_t position,
                            struct tr_lwip_elastic_round *out);
+
+/* A process started again (its ring's state lost), after
+ * tr_lwip_elastic_start and instead of tr_lwip_connect: is its job running?
+ * Asks the other ranks of the table in ascending order (following NOT_COORD
+ * hints), each for at most wait_ms. Returns 1 (a coordinator accepted it:
+ * tr_lwip_elastic_reform(el, 0, &round) next, which waits for the VIEW and
+ * opens the links), 0 (no job is running: tr_lwip_connect as a fresh
+ * start), TR_ERR_MISMATCH (refused: el->refusal, e.g. TR_EL_DUPLICATE, a
+ * live member holds this rank), TR_ERR_TIMEOUT (a process took the JOIN but
+ * no coordinator answered), TR_ERR_INVAL (not right after start). It does
+ * not listen while it asks (a fresh job's peers find it absent). */
+int tr_lwip_elastic_find(struct tr_lwip_elastic *el, uint32_t wait_ms);
 
 /* Between steps (every rank may call it; only the view's lowest rank has
  * anything to do): answers what arrived, and returns how many processes

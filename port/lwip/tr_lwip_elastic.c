@@ -494,14 +494,28 @@ static int ask_wait(struct tr_lwip_elastic *el, struct tr_el_brief *b, uint32_t 
     }
 }
 
-/* Connects to member k (by dial_end), sends JOIN, waits for the REPLY until
- * reply_end. Returns 0 (REPLY in b, el->ask open), ASK_DEAD, ASK_CLOSED,
- * ASK_SILENT, or a tr_err. */
-static int ask_member(struct tr_lwip_elastic *el, uint32_t k, uint64_t position,
-                      uint32_t reply_end, struct tr_el_brief *b)
+static void join_msg(const struct tr_lwip_elastic *el, struct tr_el_brief *b, uint32_t epoch,
+                     uint32_t flags, uint64_t step)
+{
+    memset(b, 0, sizeof *b);
+    b->type = TR_EL_JOIN;
+    b->token = el->job_token;
+    b->epoch = epoch;
+    b->join.rank = el->rank;
+    b->join.flags = flags;
+    b->join.step = step;
+    b->join.addr = el->my_addr;
+    b->join.port = el->my_port;
+}
+
+/* Connects to m (by handshake_ms), sends JOIN j, waits for the REPLY
+ * until reply_end. Returns 0 (REPLY in b, el->ask open), ASK_DEAD,
+ * ASK_CLOSED, ASK_SILENT, or a tr_err. */
+static int ask_at(struct tr_lwip_elastic *el, const struct tr_el_member *m,
+                  const struct tr_el_brief *j, uint32_t reply_end, struct tr_el_brief *b)
 {
     uint32_t dial_end = sys_now() + el->cfg.handshake_ms;
-    int rc = ask_dial(el, el->m[k].addr, el->m[k].port);
+    int rc = ask_dial(el, m->addr, m->port);
     if (rc < 0)
         return rc;
     while (el->ask.state == A_CONNECTING && left_ms(dial_end) > 0)
@@ -510,15 +524,7 @@ static int ask_member(struct tr_lwip_elastic *el, uint32_t k, uint64_t position,
         ask_forget(&el->ask, 1);
         return ASK_DEAD;           /* refused, unreachable, or no SYN-ACK */
     }
-    memset(b, 0, sizeof *b);
-    b->type = TR_EL_JOIN;
-    b->token = el->job_token;
-    b->epoch = el->epoch;
-    b->join.rank = el->rank;
-    b->join.step = position;
-    b->join.addr = el->my_addr;
-    b->join.port = el->my_port;
-    if (send_msg(el->ask.pcb, b, NULL) < 0) {
+    if (send_msg(el->ask.pcb, j, NULL) < 0) {
         ask_forget(&el->ask, 1);
         return ASK_CLOSED;
     }
@@ -559,8 +565,8 @@ static int wait_verdict(struct tr_lwip_elastic *el, struct tr_el_brief *b,
         return rc;
     if (b->type == TR_EL_ABORT)
         return round_abort(el, b, out);
-    if (b->type != TR_EL_VIEW || b->epoch != el->epoch + 1)
-        return ASK_CLOSED;
+    if (b->type != TR_EL_VIEW || (!el->joining && b->epoch != el->epoch + 1))
+        return ASK_CLOSED;         /* a joiner knows no epoch */
     return 0;
 }
 
@@ -721,7 +727,8 @@ static int member_step(struct tr_lwip_elastic *el, uint32_t *k, uint64_t positio
     int rc, hint;
     if (before(search_end, reply_end))
         reply_end = search_end;
-    rc = ask_member(el, *k, position, reply_end, b);
+    join_msg(el, b, el->epoch, 0, position);
+    rc = ask_at(el, &el->m[*k], b, reply_end, b);
     if (rc == ASK_DEAD || rc == ASK_SILENT) {
         el->dead[(*k)++] = 1;
         return 1;
@@ -823,6 +830,20 @@ static int open_links(struct tr_lwip_elastic *el)
                           tr_el_link_token(el->job_token, el->epoch), el->cfg.timeout_ms);
 }
 
+/* A process that tr_lwip_elastic_find got accepted: its VIEW comes on that
+ * connection. */
+static int joiner_wait(struct tr_lwip_elastic *el, struct tr_el_brief *b,
+                       struct tr_lwip_elastic_round *out)
+{
+    int rc;
+    out->rounds++;
+    rc = wait_verdict(el, b, out);
+    el->joining = 0;
+    if (rc == ASK_CLOSED || rc == ASK_SILENT)
+        return TR_ERR_CLOSED;      /* the coordinator went away: find again */
+    return rc;
+}
+
 int tr_lwip_elastic_reform(struct tr_lwip_elastic *el, uint64_t position,
                            struct tr_lwip_elastic_round *out)
 {
@@ -830,11 +851,11 @@ int tr_lwip_elastic_reform(struct tr_lwip_elastic *el, uint64_t position,
     uint32_t t0 = sys_now();
     int rc;
     memset(out, 0, sizeof *out);
-    if (!el->lw || el->index < 0 || !el->lw->listener)
+    if (!el->lw || (el->index < 0 && !el->joining) || !el->lw->listener)
         return TR_ERR_INVAL;
     tr_lwip_drop_links(el->lw);    /* the ring is broken: a neighbour that has
                                     * not noticed yet fails at once */
-    rc = round_once(el, position, &b, out);
+    rc = el->joining ? joiner_wait(el, &b, out) : round_once(el, position, &b, out);
     while (rc == 0) {
         rc = take_view(el, &b, out);
         el->following = 0;
@@ -851,6 +872,75 @@ int tr_lwip_elastic_reform(struct tr_lwip_elastic *el, uint64_t position,
     ask_forget(&el->ask, 1);
     out->ms = sys_now() - t0;
     return rc;
+}
+
+/* ---- a process started again ----------------------------------------------- */
+
+#define FIND_HOPS 8        /* NOT_COORD answers followed per pass */
+
+/* One pass over the original table from its lowest other rank. Returns 1
+ * (accepted: el->ask open), 0 (nobody took it), or an error; *seen: some
+ * process kept the JOIN unanswered (1) or closed it (2). */
+static int find_pass(struct tr_lwip_elastic *el, uint32_t wait_ms, int *seen)
+{
+    struct tr_el_brief j, b;
+    uint32_t k = el->rank == 0 ? 1 : 0, hops = 0;
+    int rc;
+    join_msg(el, &j, TR_EL_ANY_EPOCH, TR_EL_JOINER, 0);
+    while (k < el->world) {
+        uint32_t next = k + 1 == el->rank ? k + 2 : k + 1;
+        rc = ask_at(el, &el->m[k], &j, sys_now() + wait_ms, &b);
+        *seen |= rc == ASK_SILENT ? 1 : rc == ASK_CLOSED ? 2 : 0;
+        if (rc < 0)
+            return rc;
+        if (rc == 0 && b.answer == TR_EL_ACCEPT) {
+            el->coord = b.coord;
+            return 1;
+        }
+        if (rc == 0) {
+            ask_forget(&el->ask, 0);
+            if (b.answer != TR_EL_NOT_COORD) {
+                el->refusal = b.answer;   /* DUPLICATE, EXCLUDED, STALE */
+                return TR_ERR_MISMATCH;
+            }
+            if (b.coord < el->world && b.coord != el->rank && hops++ < FIND_HOPS)
+                next = b.coord;
+        }
+        k = next;
+    }
+    return 0;
+}
+
+int tr_lwip_elastic_find(struct tr_lwip_elastic *el, uint32_t wait_ms)
+{
+    int pass, rc = 0, seen = 0;
+    if (!el->lw || el->lw->listener || el->index < 0 || el->epoch != 0)
+        return TR_ERR_INVAL;       /* after start, before connect */
+    /* a running job's member may be between its links and its listener for
+     * a moment (it closes what is not a link hello): one more pass then */
+    for (pass = 0; pass < 2 && rc == 0; pass++) {
+        seen &= 1;
+        rc = find_pass(el, wait_ms, &seen);
+        if (rc != 0 || !(seen & 2))
+            break;
+        el_sleep(el, 50);
+    }
+    if (rc == 0)
+        return seen & 1 ? TR_ERR_TIMEOUT : 0;
+    if (rc < 0)
+        return rc;
+    /* accepted: no view yet; listen for the new ring's links */
+    el->joining = 1;
+    el->index = -1;
+    el->n = 0;
+    el->following = 1;             /* a JOIN to this rank: to the coordinator */
+    rc = tr_lwip_listen(el->lw);
+    if (rc < 0) {
+        ask_forget(&el->ask, 1);
+        el->joining = 0;
+        return rc;
+    }
+    return 1;
 }
 
 /* ---- start and close ----------------------------------------------------------- */
@@ -921,4 +1011,5 @@ void tr_lwip_elastic_close(struct tr_lwip_elastic *el, uint32_t linger_ms)
     el->lw->keep_listener = 0;
     tr_lwip_close(el->lw, linger_ms);
     el->index = -1;
+    el->joining = 0;
 }

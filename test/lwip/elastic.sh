@@ -17,7 +17,10 @@
 #   5. L P L P, POSIX rank 3 killed and started again (--rejoin): it finds
 #      the job at lwIP rank 0, which keeps it waiting, asks for a change
 #      (tr_lwip_elastic_service) and admits it: the ring grows back to 4
-#      and all four finish equal.
+#      and all four finish equal;
+#   6. P L P L, lwIP rank 3 killed and started again (a board that reboots:
+#      tr_lwip_elastic_find, then the joiner's VIEW): admitted by POSIX
+#      rank 0, the ring grows back to 4, all four equal.
 
 EL_ARGS=(--iters 2 --samples 1536)
 
@@ -134,39 +137,56 @@ el_case4() {
 }
 
 el_case5() {
-  # 5. killed, started again, admitted by an lwIP coordinator
-  local name=rejoin r st n ok=0 t table
-  local -a pid
-  table=$(table_for LPLP)
+  # 5. a POSIX rank killed and started again, admitted by an lwIP coordinator
+  el_rejoin rejoin LPLP 3 5000 "lwip rank 0"
+  # 6. an lwIP rank (a board that reboots) killed and started again, admitted
+  #    by the POSIX coordinator
+  el_rejoin rejoinlwip PLPL 3 2000 "posix rank 0"
+}
+
+# el_rejoin NAME KINDS VICTIM TIMEOUT_MS "COORDINATOR's label": VICTIM (the
+# last rank) is killed, started again with --rejoin once the ring of 3
+# formed, and admitted at the next change; all finish in the ring of 4
+el_rejoin() {
+  local name=$1 kinds=$2 victim=$3 tmo=$4 coord=$5 r st n ok=0 t table
+  table=$(table_for "$kinds")
   EL_ARGS=(--iters 3 --samples 1536)
-  el_start rejoin LPLP 5000 3
-  el_kill rejoin 3 8
-  for ((t = 0; t < 200; t++)); do              # the ring of 3 formed
-    grep -q "rank 0: view 1: ring rank 0 of 3," "$LOG/rejoin.0.out" 2>/dev/null && { ok=1; break; }
+  el_start "$name" "$kinds" "$tmo" "$victim"
+  el_kill "$name" "$victim" 8
+  for ((t = 0; t < 300; t++)); do              # the ring of 3 formed
+    grep -q "rank 0: view 1: ring rank 0 of 3," "$LOG/$name.0.out" 2>/dev/null && { ok=1; break; }
     sleep 0.05
   done
-  check "rejoin: the ring of 3 formed" test "$ok" -eq 1
-  mv "$LOG/rejoin.3.out" "$LOG/rejoin.killed.out"
-  timeout 90 ip netns exec "$NS" "$BIN/posix_rank" --table "$table" --rank 3 --world 4 \
-    --token $TOKEN --mode elastic --suite lwip-rejoin-r3 --timeout 5000 "${EL_ARGS[@]}" \
-    --rejoin >"$LOG/rejoin.3.out" 2>&1 &
-  EL_PID[3]=$!
+  check "$name: the ring of 3 formed" test "$ok" -eq 1
+  mv "$LOG/$name.$victim.out" "$LOG/$name.killed.out"
+  if [ "${kinds:victim:1}" = L ]; then
+    timeout 90 ip netns exec "$NS" "$BIN/lwip_rank" --tap "tap$victim" \
+      --ip "198.18.0.$((10 + victim))" --table "$table" --rank "$victim" --world 4 \
+      --token $TOKEN --mode elastic --suite "lwip-$name-r$victim" --timeout "$tmo" \
+      "${EL_ARGS[@]}" --rejoin >"$LOG/$name.$victim.out" 2>&1 &
+  else
+    timeout 90 ip netns exec "$NS" "$BIN/posix_rank" --table "$table" --rank "$victim" \
+      --world 4 --token $TOKEN --mode elastic --suite "lwip-$name-r$victim" --timeout "$tmo" \
+      "${EL_ARGS[@]}" --rejoin >"$LOG/$name.$victim.out" 2>&1 &
+  fi
+  EL_PID[victim]=$!
   PIDS+=($!)
   for ((r = 0; r < 4; r++)); do
     wait "${EL_PID[r]}"; st=$?
-    check "rejoin: rank $r finished (exit $st)" test "$st" -eq 0
-    check "rejoin: rank $r ended in the ring of 4" \
-      grep -q "rank $r: done at step [0-9]*, ring of 4\$" "$LOG/rejoin.$r.out"
+    check "$name: rank $r finished (exit $st)" test "$st" -eq 0
+    check "$name: rank $r ended in the ring of 4" \
+      grep -q "rank $r: done at step [0-9]*, ring of 4\$" "$LOG/$name.$r.out"
   done
-  grep -h "lost the ring\|view [12]\|round .* ms\|done at\|rejoined\|waits to join" "$LOG"/rejoin.?.out
-  check "rejoin: rank 3 found the job and was admitted by lwIP rank 0" \
-    grep -q "posix rank 3: rejoined as ring rank 3 of 4 (view 2, coordinator rank 0)" "$LOG/rejoin.3.out"
-  check "rejoin: lwIP rank 0 asked for the change" \
-    grep -q "lwip rank 0: a process waits to join: change asked" "$LOG/rejoin.0.out"
-  n=$(cat "$LOG"/rejoin.?.out 2>/dev/null | grep -c '^params ')
-  check "rejoin: 4 ranks printed their hashes" test "$n" -eq 4
-  n=$(cat "$LOG"/rejoin.?.out 2>/dev/null | grep '^params ' | sort -u | wc -l)
-  check "rejoin: all four (the process started again included) hold equal state" test "$n" -eq 1
+  grep -h "lost the ring\|view [12]\|round .* ms\|done at\|rejoined\|waits to join" "$LOG/$name".?.out
+  check "$name: rank $victim found the job and was admitted by rank 0" \
+    grep -q "rank $victim: rejoined as ring rank $victim of 4 (view 2, coordinator rank 0)" \
+    "$LOG/$name.$victim.out"
+  check "$name: $coord asked for the change" \
+    grep -q "$coord: a process waits to join: change asked" "$LOG/$name.0.out"
+  n=$(cat "$LOG/$name".?.out 2>/dev/null | grep -c '^params ')
+  check "$name: 4 ranks printed their hashes" test "$n" -eq 4
+  n=$(cat "$LOG/$name".?.out 2>/dev/null | grep '^params ' | sort -u | wc -l)
+  check "$name: all four (the process started again included) hold equal state" test "$n" -eq 1
   EL_ARGS=(--iters 2 --samples 1536)
 }
 

@@ -45,6 +45,31 @@ static int el_service(void *ctx)
     return tr_lwip_elastic_service(&el);
 }
 
+/* --rejoin: a board started again finds its running job and joins it at
+ * the next change. Returns 0 or an error (a message printed). */
+static int rejoin(struct ring_elastic *ops)
+{
+    static struct tr_lwip_elastic_round round;
+    int rc = tr_lwip_elastic_find(&el, 5000);
+    if (rc == 1)
+        rc = tr_lwip_elastic_reform(&el, 0, &round);
+    else if (rc == 0)
+        rc = TR_ERR_CLOSED;
+    if (rc < 0) {
+        fprintf(stderr, "lwip rank %u: rejoin failed: %s (refusal %u, verdict %d)\n", el.rank,
+                tr_strerror(rc), (unsigned)el.refusal, round.verdict);
+        return rc;
+    }
+    printf("lwip rank %u: rejoined as ring rank %d of %d (view %u, coordinator rank %u)\n",
+           el.rank, round.rank, round.world, (unsigned)round.epoch,
+           (unsigned)round.coordinator);
+    ops->joiner = 1;
+    ops->rank = round.rank;
+    ops->world = round.world;
+    ops->source = round.source;
+    return 0;
+}
+
 /* --mode elastic: the lwIP port's membership round after a lost ring. */
 static int el_reform(void *ctx, uint64_t position, int *rank, int *world, int *source,
                      uint32_t *epoch, uint64_t *step)
@@ -152,7 +177,7 @@ int main(int argc, char **argv)
     uint32_t connect_ms = 20000;
     size_t rx = tr_lwip_rx_size();   /* ask first; --rx overrides (tests) */
     uint8_t mac[6] = { 0x02, 0x74, 0x72, 0x00, 0x00, 0x00 };   /* locally administered */
-    int i, n = 0, rc, code;
+    int i, n = 0, rc, code, again = 0;
 
     for (i = 1; i < argc; i++) {
         const char *v = i + 1 < argc ? argv[i + 1] : "";
@@ -164,6 +189,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--table")) { n = parse_table(v); i++; }
         else if (!strcmp(argv[i], "--connect-ms")) { connect_ms = (uint32_t)atol(v); i++; }
         else if (!strcmp(argv[i], "--rx")) { rx = (size_t)atol(v); i++; }
+        else if (!strcmp(argv[i], "--rejoin")) again = 1;
         else { fprintf(stderr, "lwip_rank: unknown argument %s\n", argv[i]); return 2; }
     }
     if (!tapname || !ip || n != j.world || j.rank < 0 || j.rank >= j.world ||
@@ -190,14 +216,19 @@ int main(int argc, char **argv)
     lc.rx_mem_size = rx;
     rc = tr_lwip_init(&lw, &lc);
     if (rc == 0 && !strcmp(j.mode, "elastic")) {
-        static const struct ring_elastic ops = { el_reform, el_service, NULL, 0, 0, 0, 0 };
+        static struct ring_elastic ops = { el_reform, el_service, NULL, 0, 0, 0, 0 };
         struct tr_lwip_elastic_config ec;
         memset(&ec, 0, sizeof ec);
         ec.timeout_ms = j.timeout_ms;
         rc = tr_lwip_elastic_start(&el, &ec, &lw);
         j.el = &ops;
+        if (rc == 0 && again) {
+            rc = rejoin(&ops);
+            if (rc < 0)
+                return 1;
+        }
     }
-    if (rc == 0)
+    if (rc == 0 && !again)
         rc = tr_lwip_connect(&lw);
     if (rc < 0) {
         fprintf(stderr, "lwip rank %d: bootstrap failed: %s (lwIP err %d, %u strangers refused)\n",
