@@ -359,6 +359,17 @@ static void transpose(float *restrict t, const float *restrict a, size_t rows, s
         }
 }
 
+/* Ask for n floats from p to come into the cache while the GEMMs of the
+ * sample before run (the next sample's input and output gradient: a batch's
+ * activations are megabytes, and the shifted planes waited for them) */
+static void prefetch(const float *p, size_t n)
+{
+    size_t j;
+
+    for (j = 0; TR_CONV_SHIFTED && j < n; j += 16)
+        __builtin_prefetch(p + j);
+}
+
 /* y = b + w * col, col read from the shifted planes z (in col's space),
  * w^T in wt */
 static void forward_shifted(float *y, const float *x, const float *w, const float *b,
@@ -377,6 +388,8 @@ static void forward_shifted(float *y, const float *x, const float *w, const floa
     for (i = 0; i < n; i++) {
         float *yi = y + i * ys;
         shifted_planes(z, x + i * xs, masks, l);
+        if (i + 1 < n)
+            prefetch(x + (i + 1) * xs, xs);
         for (oc = 0; oc < OC; oc++)
             for (q = 0; q < p; q++)
                 yi[oc * p + q] = b[oc];
@@ -584,6 +597,10 @@ void tr_conv2d_backward(float *dx, float *dw, float *db, const float *dy,
         transpose(dyt, dyi, OC, p);
         if (shifted(l)) {         /* col's rows from the shifted planes */
             shifted_planes(col, x + i * xs, masks, l);
+            if (i + 1 < n) {
+                prefetch(x + (i + 1) * xs, xs);
+                prefetch(dyi + ys, ys);
+            }
             tr_gemm_grid_a(dwt, col, &g, dyt, kk, OC, p, OC, OC);
         } else {
             im2col(col, x + i * xs, masks, l);
