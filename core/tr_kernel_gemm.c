@@ -341,12 +341,18 @@ TR_TILE void qtile_ga(float *restrict c, const float *restrict a, const size_t *
 /* B's row p at b + off[p], A stored transposed (K, M): one pointer walks
  * its rows, the tile's A values consecutive (with A row-major the 8 row
  * pointers no longer fit the registers beside the table) */
+#define VX_INIT_BIAS(T, i)                                                    \
+    VX_INIT(T, i)                                                             \
+    if (mr > i && bias) {     /* b - (+0) is b, -0 included */                \
+        x##i##0 = bias[i] - x##i##0;                                          \
+        x##i##1 = bias[i] - x##i##1;                                          \
+    }
 #define VTILE_GB_BODY(T)                                                      \
     VA_ROWS();                                                                \
-    const int acc = 1, at = 1;                                                \
+    const int acc = bias == NULL, at = 1;                                     \
     size_t p;                                                                 \
-    VX_INIT(T, 0) VX_INIT(T, 1) VX_INIT(T, 2) VX_INIT(T, 3)                   \
-    VX_INIT(T, 4) VX_INIT(T, 5) VX_INIT(T, 6) VX_INIT(T, 7)                   \
+    VX_INIT_BIAS(T, 0) VX_INIT_BIAS(T, 1) VX_INIT_BIAS(T, 2) VX_INIT_BIAS(T, 3) \
+    VX_INIT_BIAS(T, 4) VX_INIT_BIAS(T, 5) VX_INIT_BIAS(T, 6) VX_INIT_BIAS(T, 7) \
     for (p = 0; p < k; p++) {                                                 \
         const float *bw = b + off[p];                                         \
         T b0, b1;                                                             \
@@ -363,14 +369,14 @@ TR_TILE void qtile_ga(float *restrict c, const float *restrict a, const size_t *
 
 TR_TILE void vtile_gb(float *restrict c, const float *restrict a, const float *restrict b,
                       const size_t *off, size_t k, size_t lda, size_t ldc,
-                      const int mr, const int nv)
+                      const float *bias, const int mr, const int nv)
 {
     VTILE_GB_BODY(tr_vf)
 }
 
 TR_TILE void qtile_gb(float *restrict c, const float *restrict a, const float *restrict b,
                       const size_t *off, size_t k, size_t lda, size_t ldc,
-                      const int mr, const int nv)
+                      const float *bias, const int mr, const int nv)
 {
     VTILE_GB_BODY(tr_vf4)
 }
@@ -397,9 +403,9 @@ GRID_ROWS_FN(tile_2v_ga, vtile_ga, 2, GA_PARAMS)
 GRID_ROWS_FN(tile_1v_ga, vtile_ga, 1, GA_PARAMS)
 GRID_ROWS_FN(tile_q_ga, qtile_ga, 1, GA_PARAMS)
 #undef GRID_ARGS
-#define GRID_ARGS c, a, b, off, k, lda, ldc
+#define GRID_ARGS c, a, b, off, k, lda, ldc, bias
 #define GB_PARAMS float *c, const float *a, const float *b, const size_t *off, size_t k, \
-                  size_t lda, size_t ldc
+                  size_t lda, size_t ldc, const float *bias
 GRID_ROWS_FN(tile_2v_gb, vtile_gb, 2, GB_PARAMS)
 GRID_ROWS_FN(tile_1v_gb, vtile_gb, 1, GB_PARAMS)
 GRID_ROWS_FN(tile_q_gb, qtile_gb, 1, GB_PARAMS)
@@ -442,42 +448,49 @@ void tr_gemm_grid_a(float *c, const float *a, const struct tr_gemm_grid *g, cons
     }
 }
 
-/* B's rows [p0, p0+k) on the grid, their offsets in off */
+/* B's rows [p0, p0+k) on the grid, their offsets in off; C starts at
+ * bias[i] in row i (bias NULL: at C) */
 static void gemm_gb_rows(float *c, const float *a, const float *b, const size_t *off,
-                         size_t m, size_t n, size_t k, size_t lda, size_t ldc)
+                         size_t m, size_t n, size_t k, size_t lda, size_t ldc,
+                         const float *bias)
 {
     size_t i, j = 0, r, p;
 
     for (; j + 2 * TR_VW <= n; j += 2 * TR_VW)
         for (i = 0; i < m; i += r) {
             r = block_rows(m - i);
-            tile_2v_gb(r, c + i * ldc + j, a + i, b + j, off, k, lda, ldc);
+            tile_2v_gb(r, c + i * ldc + j, a + i, b + j, off, k, lda, ldc, bias ? bias + i : NULL);
         }
     for (; j + TR_VW <= n; j += TR_VW)
         for (i = 0; i < m; i += r) {
             r = block_rows(m - i);
-            tile_1v_gb(r, c + i * ldc + j, a + i, b + j, off, k, lda, ldc);
+            tile_1v_gb(r, c + i * ldc + j, a + i, b + j, off, k, lda, ldc, bias ? bias + i : NULL);
         }
     for (; j + 4 <= n; j += 4)
         for (i = 0; i < m; i += r) {
             r = block_rows(m - i);
-            tile_q_gb(r, c + i * ldc + j, a + i, b + j, off, k, lda, ldc);
+            tile_q_gb(r, c + i * ldc + j, a + i, b + j, off, k, lda, ldc, bias ? bias + i : NULL);
         }
-    for (i = 0; j < n && i < m; i++)       /* the last columns: the reference */
+    for (i = 0; j < n && i < m; i++) {     /* the last columns: the reference */
+        for (p = j; bias && p < n; p++)
+            c[i * ldc + p] = bias[i];
         for (p = 0; p < k; p++)
             tr_gemm_ref(c + i * ldc + j, a + p * lda + i, b + off[p] + j, 1, n - j, 1, 0, 0,
                         ldc);
+    }
 }
 
 void tr_gemm_at_grid(float *c, const float *a, const float *b, const struct tr_gemm_grid *g,
-                    size_t m, size_t n, size_t k, size_t lda, size_t ldc)
+                     size_t m, size_t n, size_t k, size_t lda, size_t ldc, const float *bias)
 {
     size_t off[TR_GRID_CHUNK], p, r;
 
-    for (p = 0; p < k; p += r) {
+    for (p = 0; p < k || (p == 0 && bias); p += r) {
         r = k - p < TR_GRID_CHUNK ? k - p : TR_GRID_CHUNK;
         grid_table(off, g, p, r);
-        gemm_gb_rows(c, a + p * lda, b, off, m, n, r, lda, ldc);
+        gemm_gb_rows(c, a + p * lda, b, off, m, n, r, lda, ldc, p == 0 ? bias : NULL);
+        if (r == 0)
+            break;
     }
 }
 #else
@@ -932,8 +945,13 @@ void tr_gemm_grid_a(float *c, const float *a, const struct tr_gemm_grid *g, cons
 }
 
 void tr_gemm_at_grid(float *c, const float *a, const float *b, const struct tr_gemm_grid *g,
-                    size_t m, size_t n, size_t k, size_t lda, size_t ldc)
+                     size_t m, size_t n, size_t k, size_t lda, size_t ldc, const float *bias)
 {
+    size_t i, j;
+
+    for (i = 0; bias && i < m; i++)
+        for (j = 0; j < n; j++)
+            c[i * ldc + j] = bias[i];
     tr_gemm_at_grid_ref(c, a, b, g, m, n, k, lda, ldc);
 }
 #endif

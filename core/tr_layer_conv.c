@@ -409,7 +409,7 @@ static void forward_shifted(float *y, const float *x, const float *w, const floa
     const size_t p = (size_t)l->out_h * l->out_w, OC = l->out_c;
     const size_t xs = (size_t)l->in_c * l->in_h * l->in_w, ys = OC * p;
     struct tr_gemm_grid g;
-    size_t i, oc, q;
+    size_t i;
 
     shifted_grid(&g, l);
     column_masks(masks, l);
@@ -419,10 +419,7 @@ static void forward_shifted(float *y, const float *x, const float *w, const floa
         shifted_planes(z, x + i * xs, masks, l);
         if (i + 1 < n)
             prefetch(x + (i + 1) * xs, xs);
-        for (oc = 0; oc < OC; oc++)
-            for (q = 0; q < p; q++)
-                yi[oc * p + q] = b[oc];
-        tr_gemm_at_grid(yi, wt, z, &g, OC, p, kk, OC, p);
+        tr_gemm_at_grid(yi, wt, z, &g, OC, p, kk, OC, p, b);   /* from the bias */
     }
 }
 

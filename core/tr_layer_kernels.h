@@ -43,12 +43,13 @@ struct tr_gemm_grid {
     size_t s0, s1, s2;
 };
 /* C (M, N; ldc) += A^T * B with A stored (K, M; lda), as tr_gemm_at, and
- * B's row p at b + grid(p) */
+ * B's row p at b + grid(p); with bias, row i of C starts at bias[i]
+ * instead of its old values (C = bias + A^T B, the conv's forward order) */
 void tr_gemm_at_grid_ref(float *c, const float *a, const float *b,
                         const struct tr_gemm_grid *g, size_t m, size_t n, size_t k,
                         size_t lda, size_t ldc);
 void tr_gemm_at_grid(float *c, const float *a, const float *b, const struct tr_gemm_grid *g,
-                    size_t m, size_t n, size_t k, size_t lda, size_t ldc);
+                     size_t m, size_t n, size_t k, size_t lda, size_t ldc, const float *bias);
 /* C (M, N; ldc) += A (M, K) * B (K, N; ldb) with A's row i at a + grid(i) */
 void tr_gemm_grid_a_ref(float *c, const float *a, const struct tr_gemm_grid *g,
                         const float *b, size_t m, size_t n, size_t k, size_t ldb, size_t ldc);

@@ -106,7 +106,7 @@ static void check_grid(size_t m, size_t n, size_t k)
     const size_t span = (rows / 6 + 1) * g.s0 + 3 * g.s1 + 2 * g.s2 + n + k + 8;
     float *src = malloc(span * 4), *plain = malloc((rows * n + 1) * 4), *plain_a = malloc((m * k + 1) * 4);
     float *at = malloc((k * lda + 1) * 4), *b = malloc((k * n + 1) * 4);
-    float *c1 = malloc(m * ldc * 4), *c2 = malloc(m * ldc * 4);
+    float *c1 = malloc(m * ldc * 4), *c2 = malloc(m * ldc * 4), *bias = malloc(m * 4);
     size_t i, j, p;
 
     for (i = 0; i < span; i++) src[i] = rnd();
@@ -116,9 +116,16 @@ static void check_grid(size_t m, size_t n, size_t k)
         for (j = 0; j < n; j++)
             plain[p * n + j] = src[grid_off(&g, p) + j];
     for (i = 0; i < m * ldc; i++) c1[i] = c2[i] = rnd();
-    tr_gemm_at_grid(c1, at, src, &g, m, n, k, lda, ldc);
+    tr_gemm_at_grid(c1, at, src, &g, m, n, k, lda, ldc, NULL);
     tr_gemm_at_ref(c2, at, plain, m, n, k, lda, n, ldc);
     TH_CHECK(same_bits(c1, c2, m * ldc), BRANCH " gemm_at_grid %zux%zux%zu: bits differ from the reference", m, n, k);
+    for (i = 0; i < m; i++)        /* from a bias: -0 among them */
+        bias[i] = i % 3 ? rnd() : -0.0f;
+    for (i = 0; i < m * ldc; i++) { c1[i] = 1e30f; c2[i] = 3.0f; }
+    for (i = 0; i < m * ldc; i++) if (i % ldc >= n) c1[i] = 3.0f; else c2[i] = bias[i / ldc];
+    tr_gemm_at_grid(c1, at, src, &g, m, n, k, lda, ldc, bias);
+    tr_gemm_at_ref(c2, at, plain, m, n, k, lda, n, ldc);
+    TH_CHECK(same_bits(c1, c2, m * ldc), BRANCH " gemm_at_grid bias %zux%zux%zu: bits differ from the reference", m, n, k);
     for (i = 0; i < m; i++)        /* A's row i gathered */
         for (p = 0; p < k; p++)
             plain_a[i * k + p] = src[grid_off(&g, i) + p];
@@ -126,7 +133,7 @@ static void check_grid(size_t m, size_t n, size_t k)
     tr_gemm_grid_a(c1, src, &g, b, m, n, k, n, ldc);
     tr_gemm_ref(c2, plain_a, b, m, n, k, k, n, ldc);
     TH_CHECK(same_bits(c1, c2, m * ldc), BRANCH " gemm_grid_a %zux%zux%zu: bits differ from the reference", m, n, k);
-    free(src); free(plain); free(plain_a); free(at); free(b); free(c1); free(c2);
+    free(src); free(plain); free(plain_a); free(at); free(b); free(c1); free(c2); free(bias);
 }
 
 int main(void)
