@@ -255,19 +255,29 @@ static int conn_judge(struct tr_lwip_el_conn *c)
     return conn_answer(c);
 }
 
-/* Bytes for c: a JOIN, nothing after it. Returns 1 if the pcb was aborted. */
+/* Bytes for c: a JOIN, nothing after it (a JOIN answered at once has
+ * closed c: what follows is dropped; one that waits is reset by more bytes,
+ * as the POSIX port closes it). Returns 1 if the pcb was aborted. */
 static int conn_feed(struct tr_lwip_el_conn *c, const uint8_t *p, size_t n)
 {
-    size_t total;
-    if (c->state != C_READING || n > sizeof c->buf - c->got)
+    size_t total, k = sizeof c->buf - c->got;
+    int gone;
+    if (!c->pcb || n == 0)
+        return 0;                  /* answered and closed: the rest is dropped */
+    if (c->state != C_READING)
         return conn_abort(c);      /* more than one JOIN: garbage */
-    memcpy(c->buf + c->got, p, n);
-    c->got = (uint8_t)(c->got + n);
+    if (k > n)
+        k = n;
+    memcpy(c->buf + c->got, p, k);
+    c->got = (uint8_t)(c->got + k);
     if (!tr_el_prefix_ok(c->buf, c->got) ||
         (c->got >= TR_EL_HEAD_BYTES && (tr_el_head_total(c->buf, &total) < 0 ||
                                         total != sizeof c->buf || c->buf[6] != TR_EL_JOIN)))
         return conn_abort(c);
-    return c->got == sizeof c->buf ? conn_judge(c) : 0;
+    if (c->got < sizeof c->buf)
+        return 0;
+    gone = conn_judge(c);
+    return gone ? 1 : conn_feed(c, p + k, n - k);
 }
 
 /* A pbuf chain for c (window given back, chain freed). 1: pcb aborted. */

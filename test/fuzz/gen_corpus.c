@@ -220,6 +220,41 @@ static void seeds_lwip(void)
     lwip_seed("short-hello", 0, 0, 0, 0);
 }
 
+/* ---- lwip_elastic: flags, JOIN fields (rank, flags, epoch choice, u16
+ * step), 8 pbuf sizes, 4 chain lengths, bytes -------------------------- */
+static void lwip_el_seed(const char *name, uint8_t flags, uint8_t rank, uint8_t jflags,
+                         uint8_t epoch, const uint8_t *bytes, size_t nbytes)
+{
+    uint8_t b[17 + 64];
+    size_t i, n = 0;
+    b[n++] = flags;
+    b[n++] = rank;
+    b[n++] = jflags;
+    b[n++] = epoch;
+    b[n++] = 7;                            /* step 7 */
+    b[n++] = 0;
+    for (i = 0; i < 8; i++)
+        b[n++] = (uint8_t)(5 + 11 * i);    /* pbufs of 6 .. 83 bytes */
+    for (i = 0; i < 4; i++)
+        b[n++] = (uint8_t)i;
+    for (i = 0; i < nbytes && n < sizeof b; i++)
+        b[n++] = bytes[i];
+    put("lwip_elastic", name, b, n);
+}
+
+static void seeds_lwip_elastic(void)
+{
+    static const uint8_t trl[] = { 'T', 'R', 'L', '1', 1, 0, 0, 0 };
+    static const uint8_t tre[] = { 'T', 'R', 'E', '1', 1, 0, 1, 0 };
+    lwip_el_seed("join-member", 1, 0, 0, 0, NULL, 0);         /* held */
+    lwip_el_seed("join-joiner", 1, 3, 1, 2, NULL, 0);         /* NOT_COORD(0) */
+    lwip_el_seed("join-stale", 1, 2, 0, 3, NULL, 0);          /* epoch 2^31: NOT_COORD */
+    lwip_el_seed("join-fin", 3, 2, 0, 1, NULL, 0);            /* held, then closed */
+    lwip_el_seed("join-then-bytes", 1, 0, 0, 0, tre, sizeof tre);
+    lwip_el_seed("link-hello-prefix", 0, 0, 0, 0, trl, sizeof trl);
+    lwip_el_seed("head-prefix", 0, 0, 0, 0, tre, sizeof tre);
+}
+
 /* ---- elastic: mode 0 = one membership message, 1 = a decision --------- */
 static void elastic_msg(const char *name, const struct tr_el_msg *m, size_t cut)
 {
@@ -281,6 +316,7 @@ int main(int argc, char **argv)
     seeds_rdv();
     seeds_ring();
     seeds_lwip();
+    seeds_lwip_elastic();
     seeds_elastic();
     return 0;
 }
