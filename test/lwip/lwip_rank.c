@@ -95,6 +95,23 @@ static int el_reform(void *ctx, uint64_t position, int *rank, int *world, int *s
     return 0;
 }
 
+/* --mode elastic: the membership kept from the start (before connect);
+ * --rejoin: the running job found and joined. 0 or an error. */
+static int elastic_up(struct ring_job *j, int again)
+{
+    static struct ring_elastic ops = { NULL, el_service, NULL, 0, 0, 0, 0 };
+    struct tr_lwip_elastic_config ec;
+    int rc;
+    memset(&ec, 0, sizeof ec);
+    ec.timeout_ms = j->timeout_ms;
+    rc = tr_lwip_elastic_start(&el, &ec, &lw);
+    ops.reform = el_reform;
+    j->el = &ops;
+    if (rc == 0 && again)
+        rc = rejoin(&ops);
+    return rc;
+}
+
 static int parse_table(const char *s)
 {
     int n = 0;
@@ -215,19 +232,8 @@ int main(int argc, char **argv)
     lc.rx_mem = rx_rings;
     lc.rx_mem_size = rx;
     rc = tr_lwip_init(&lw, &lc);
-    if (rc == 0 && !strcmp(j.mode, "elastic")) {
-        static struct ring_elastic ops = { el_reform, el_service, NULL, 0, 0, 0, 0 };
-        struct tr_lwip_elastic_config ec;
-        memset(&ec, 0, sizeof ec);
-        ec.timeout_ms = j.timeout_ms;
-        rc = tr_lwip_elastic_start(&el, &ec, &lw);
-        j.el = &ops;
-        if (rc == 0 && again) {
-            rc = rejoin(&ops);
-            if (rc < 0)
-                return 1;
-        }
-    }
+    if (rc == 0 && !strcmp(j.mode, "elastic") && (rc = elastic_up(&j, again)) < 0 && again)
+        return 1;
     if (rc == 0 && !again)
         rc = tr_lwip_connect(&lw);
     if (rc < 0) {
