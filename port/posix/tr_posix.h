@@ -379,9 +379,11 @@ int tr_posix_elastic_start(struct tr_posix_elastic *el, const struct tr_posix_el
 
 /* A process started (again) with the job's command line: is a running job
  * there? Sends JOIN (TR_EL_JOINER, epoch TR_EL_ANY_EPOCH, step 0) to
- * master_addr:port (tcp://) or to the table's other entries in ascending
- * rank (static table; a NOT_COORD answer names the entry to try), waiting
- * wait_ms at most for each answer. Returns
+ * master_addr:port (tcp://) or to every other entry of the table at once
+ * (static table; a NOT_COORD answer names the entry to ask again), waiting
+ * wait_ms at most. A running job answers within a step or two; a fresh
+ * job's ranks never do (a fresh static job's last rank waits wait_ms here
+ * once: keep it well under the connect and collective timeouts). Returns
  *   1  a coordinator ACCEPTed: el is set up and listening; call
  *      tr_posix_elastic_reform next (it waits for the VIEW, opens the links);
  *   0  no running job answered (refused, or closed unanswered, as a fresh

@@ -21,7 +21,6 @@
 #define DEFAULT_TIMEOUT_MS   60000u
 #define DEFAULT_HANDSHAKE_MS 3000u
 #define MASTER_RETRY_MS      500u    /* the coordinator's next bind attempt */
-#define FIND_HOPS            8       /* NOT_COORD answers followed per pass */
 
 void tr_posix_el_sleep(int ms)
 {
@@ -296,16 +295,24 @@ void tr_posix_el_pump(struct tr_posix_elastic *el, const struct pollfd *pf, cons
     }
 }
 
-/* Every whole JOIN waiting here gets NOT_COORD(hint) (this process follows
- * hint in this round, or is not the coordinator between rounds). */
-void tr_posix_el_redirect(struct tr_posix_elastic *el, uint32_t hint, int joiners_only)
+/* Whole JOINs waiting here get NOT_COORD(hint): in a round (all) this
+ * process follows hint; between rounds (!all) it is not the coordinator,
+ * and answers a joiner, or a member of an older view. A joiner whose rank
+ * is still a member of this view is not answered: in a fresh static job the
+ * ranks that are up already have a view that names every rank, and the one
+ * still asking must hear nothing from them (find: no running job) rather
+ * than be sent to a coordinator that will never accept it. */
+void tr_posix_el_redirect(struct tr_posix_elastic *el, uint32_t hint, int all)
 {
     int i;
     for (i = 0; i < TR_POSIX_EL_CONNS; i++) {
         struct tr_posix_el_conn *c = &el->conn[i];
+        int joiner;
         if (c->fd < 0 || c->state != TR_POSIX_EL_PENDING)
             continue;
-        if (!joiners_only || (c->join.flags & TR_EL_JOINER) || c->epoch < el->view.epoch)
+        joiner = (c->join.flags & TR_EL_JOINER) != 0;
+        if (all || (joiner && tr_el_view_index(&el->view, c->join.rank) < 0) ||
+            (!joiner && c->epoch < el->view.epoch))
             tr_posix_el_reply(el, &c->fd, TR_EL_NOT_COORD, hint);
     }
 }
@@ -445,7 +452,7 @@ static int service_answer(struct tr_posix_elastic *el)
     const struct tr_el_view *v = &el->view;
     int i, waiting = 0;
     if (!tr_posix_el_is_coord(el)) {
-        tr_posix_el_redirect(el, v->m[0].rank, 1);
+        tr_posix_el_redirect(el, v->m[0].rank, 0);
         return 0;
     }
     for (i = 0; i < TR_POSIX_EL_CONNS; i++) {
@@ -567,34 +574,146 @@ static int find_master(struct tr_posix_elastic *el, uint32_t wait_ms, char *err,
                          c->master_port, wait_ms);
 }
 
-/* One pass over the static table from rank k. *seen: some process kept the
- * connection without answering (1) or closed it (2). Returns as find. */
-static int find_pass(struct tr_posix_elastic *el, const struct tr_posix_endpoint *table,
-                     uint32_t wait_ms, int *seen, char *err, size_t errlen)
+/* A static table's entries asked at once (find): a fresh job's ranks that
+ * have their left link do not read their listener until their right one is
+ * up, so one silent entry must not cost a wait per entry. */
+struct sweep {
+    int      fd[TR_POSIX_MAX_WORLD];       /* -1: done with it */
+    uint8_t  sent[TR_POSIX_MAX_WORLD];     /* JOIN sent, waiting for the REPLY */
+    uint32_t redial[TR_POSIX_MAX_WORLD];   /* 0, or when to ask it again (ms) */
+    uint8_t  got[TR_POSIX_MAX_WORLD];
+    uint8_t  tries[TR_POSIX_MAX_WORLD];    /* dials of entry k so far */
+    uint8_t  buf[TR_POSIX_MAX_WORLD][TR_EL_HEAD_BYTES + TR_EL_REPLY_BYTES];
+    uint8_t  join[TR_EL_HEAD_BYTES + TR_EL_JOIN_BYTES];
+    int      answered;                     /* a NOT_COORD came: a job is running */
+};
+
+/* Entry k closed the JOIN unanswered: a link listener's refusal (a fresh
+ * job's, or a running member's while it opens links, just after a round):
+ * asked again 50 ms later, twice at most. */
+static void sweep_closed(struct sweep *s, uint32_t k)
 {
-    const struct tr_posix_elastic_config *c = &el->cfg;
-    struct tr_el_msg m, r;
-    uint32_t k = c->rank == 0 ? 1 : 0;
-    int fd, rc, hops = 0;
-    tr_posix_el_join_msg(el, &m, TR_EL_ANY_EPOCH, TR_EL_JOINER, 0);
-    while (k < c->world) {
-        uint32_t now = tr_posix_clock_ms(), next = k + 1 == c->rank ? k + 2 : k + 1;
-        rc = tr_posix_el_ask(el, table[k].addr, table[k].port, &m, now + c->handshake_ms,
-                             now + wait_ms, &fd, &r);
-        if (rc == TR_EL_ASK_SILENT)
-            *seen |= 1;
-        if (rc == TR_EL_ASK_CLOSED)
-            *seen |= 2;
-        if (rc == 0 && r.answer == TR_EL_ACCEPT)
-            return find_accepted(el, fd, r.coord);
-        tr_posix_close_fd(&fd);
-        if (rc == 0 && r.answer != TR_EL_NOT_COORD)
-            return find_refused(el, &r, err, errlen);
-        if (rc == 0 && r.coord < c->world && r.coord != c->rank && hops++ < FIND_HOPS)
-            next = r.coord;
-        k = next;
+    tr_posix_close_fd(&s->fd[k]);
+    if (s->tries[k] < 3 && !s->redial[k])
+        s->redial[k] = tr_posix_clock_ms() + 50u;
+}
+
+/* Entry k's REPLY is whole. Returns 1 (ACCEPT: the connection kept in el),
+ * 0, or an error (DUPLICATE, EXCLUDED, STALE). */
+static int sweep_reply(struct tr_posix_elastic *el, struct sweep *s, uint32_t k, char *err,
+                       size_t errlen)
+{
+    struct tr_el_msg m;
+    if (tr_el_decode(s->buf[k], sizeof s->buf[k], &m) < 0 || m.type != TR_EL_REPLY ||
+        m.token != el->cfg.job_token) {
+        tr_posix_close_fd(&s->fd[k]);          /* not one of this job's answers */
+        return 0;
     }
+    if (m.answer == TR_EL_ACCEPT) {
+        int fd = s->fd[k];
+        s->fd[k] = -1;
+        return find_accepted(el, fd, m.coord);
+    }
+    tr_posix_close_fd(&s->fd[k]);
+    if (m.answer != TR_EL_NOT_COORD)
+        return find_refused(el, &m, err, errlen);
+    s->answered |= m.coord != el->cfg.rank;    /* "ask yourself": a view that waits for me */
+    if (m.coord < el->cfg.world && m.coord != el->cfg.rank && s->fd[m.coord] < 0 &&
+        !s->redial[m.coord] && s->tries[m.coord] < 6)
+        s->redial[m.coord] = tr_posix_clock_ms() + 20u;   /* it was opening links */
     return 0;
+}
+
+/* Entry k is ready: its connect finished (send the JOIN) or its REPLY
+ * arrives. Returns as sweep_reply. */
+static int sweep_step(struct tr_posix_elastic *el, struct sweep *s, uint32_t k, char *err,
+                      size_t errlen)
+{
+    ssize_t n;
+    if (!s->sent[k]) {
+        int e = 0;
+        socklen_t len = sizeof e;
+        getsockopt(s->fd[k], SOL_SOCKET, SO_ERROR, &e, &len);
+        if (e == ECONNREFUSED || (e && e != ECONNRESET)) {
+            tr_posix_close_fd(&s->fd[k]);      /* nobody there */
+            return 0;
+        }
+        if (e || tr_posix_send_all(s->fd[k], s->join, sizeof s->join,
+                                   tr_posix_clock_ms() + el->cfg.handshake_ms) < 0) {
+            sweep_closed(s, k);
+            return 0;
+        }
+        s->sent[k] = 1;
+        return 0;
+    }
+    n = recv(s->fd[k], s->buf[k] + s->got[k], sizeof s->buf[k] - s->got[k], MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR))
+        return 0;
+    if (n <= 0) {
+        sweep_closed(s, k);
+        return 0;
+    }
+    s->got[k] = (uint8_t)(s->got[k] + n);
+    return s->got[k] < sizeof s->buf[k] ? 0 : sweep_reply(el, s, k, err, errlen);
+}
+
+/* Dials entry k (now, or when its redial is due); fills the poll set. */
+static int sweep_set(struct tr_posix_elastic *el, const struct tr_posix_endpoint *table,
+                     struct sweep *s, struct pollfd *pf, uint32_t *idx, int *wait)
+{
+    uint32_t now = tr_posix_clock_ms(), k;
+    int np = 0;
+    for (k = 0; k < el->cfg.world; k++) {
+        if (s->redial[k] && (int32_t)(now - s->redial[k]) >= 0) {
+            s->redial[k] = 0;
+            s->sent[k] = 0;
+            s->got[k] = 0;
+            s->tries[k]++;
+            tr_posix_el_dial(table[k].addr, table[k].port, &s->fd[k]);
+        } else if (s->redial[k] && (int32_t)(s->redial[k] - now) < *wait) {
+            *wait = (int)(s->redial[k] - now);
+        }
+        if (s->fd[k] < 0)
+            continue;
+        pf[np].fd = s->fd[k];
+        pf[np].events = s->sent[k] ? POLLIN : POLLOUT;
+        pf[np].revents = 0;
+        idx[np++] = k;
+    }
+    return np;
+}
+
+/* One sweep over the table. Returns as find (0: nobody accepted). */
+static int sweep_run(struct tr_posix_elastic *el, const struct tr_posix_endpoint *table,
+                     struct sweep *s, uint32_t wait_ms, char *err, size_t errlen)
+{
+    struct pollfd pf[TR_POSIX_MAX_WORLD];
+    uint32_t idx[TR_POSIX_MAX_WORLD], deadline = tr_posix_clock_ms() + wait_ms, k;
+    struct tr_el_msg m;
+    int rc = 0, np, i;
+    memset(s, 0, sizeof *s);
+    tr_posix_el_join_msg(el, &m, TR_EL_ANY_EPOCH, TR_EL_JOINER, 0);
+    tr_el_encode(&m, s->join, sizeof s->join);
+    for (k = 0; k < el->cfg.world; k++) {
+        s->fd[k] = -1;
+        s->tries[k] = 1;
+        if (k != el->cfg.rank)
+            tr_posix_el_dial(table[k].addr, table[k].port, &s->fd[k]);  /* refused: -1 */
+    }
+    while (rc == 0) {
+        int wait = tr_posix_left_ms(deadline);
+        np = sweep_set(el, table, s, pf, idx, &wait);
+        if (wait == 0 || (np == 0 && wait == tr_posix_left_ms(deadline)))
+            break;                             /* deadline, or nothing left to ask */
+        if (poll(pf, (nfds_t)np, wait) <= 0)
+            continue;
+        for (i = 0; i < np && rc == 0; i++)
+            if (pf[i].revents)
+                rc = sweep_step(el, s, idx[i], err, errlen);
+    }
+    for (k = 0; k < el->cfg.world; k++)
+        tr_posix_close_fd(&s->fd[k]);
+    return rc;
 }
 
 /* Can this process take its table entry? A live member of that rank holds
@@ -624,32 +743,30 @@ static int find_entry_free(const struct tr_posix_elastic *el, char *err, size_t 
     return 0;
 }
 
-/* Static table: ask the other ranks' entries. Returns as find. */
+/* Static table: ask the other ranks' entries, all at once. Returns as find.
+ * A running job answers within a step or two: its members NOT_COORD, its
+ * coordinator ACCEPT when the round starts. A fresh job never answers:
+ * its ranks refuse (not up), close (link listeners) or stay silent (a rank
+ * with its left link reads its listener only once its right one is up), so
+ * find gives up after wait_ms at most, once. */
 static int find_table(struct tr_posix_elastic *el, const struct tr_posix_endpoint *table,
                       uint32_t wait_ms, char *err, size_t errlen)
 {
-    int pass, seen = 0, rc;
+    struct sweep s;                            /* ~12 KiB of stack */
+    int rc;
     el->my_addr = table[el->cfg.rank].addr;
     el->my_port = table[el->cfg.rank].port;
     rc = find_entry_free(el, err, errlen);
-    if (rc < 0)
-        return rc;
-    /* a running job's member may be between its links and its listener for
-     * a moment (it closes what is not a link hello): one more pass then */
-    for (pass = 0; pass < 2 && rc == 0; pass++) {
-        seen &= 1;
-        rc = find_pass(el, table, wait_ms, &seen, err, errlen);
-        if (rc != 0 || !(seen & 2))
-            break;
-        tr_posix_el_sleep(50);
-    }
+    if (rc == 0)
+        rc = sweep_run(el, table, &s, wait_ms, err, errlen);
     if (rc == 1) {    /* accepted: listen on this rank's entry for the links */
         int lr = listen_on(el, el->my_addr, el->my_port, &el->listen_fd, NULL, 64, err, errlen);
         rc = lr < 0 ? lr : 1;
-    } else if (rc == 0 && (seen & 1))
+    } else if (rc == 0 && s.answered) {
         rc = tr_posix_fail(err, errlen, TR_ERR_TIMEOUT,
-                           "rank %u: a process of the job took the JOIN but no coordinator "
-                           "answered within %u ms", el->cfg.rank, wait_ms);
+                           "rank %u: the job is running (its members answered) but its "
+                           "coordinator did not accept within %u ms", el->cfg.rank, wait_ms);
+    }
     return rc;
 }
 

@@ -175,7 +175,7 @@ static int wait_verdict(struct round *r, int fd, uint32_t deadline)
         if (pf[0].revents)
             rc = tr_posix_el_read_step(fd, buf, &got, &total, el->cfg.job_token, &r->msg);
         tr_posix_el_pump(el, pf + 1, slot + 1, np - 1);
-        tr_posix_el_redirect(el, r->coord, 0);
+        tr_posix_el_redirect(el, r->coord, 1);
     }
     if (rc < 0)
         return WAIT_CLOSED;

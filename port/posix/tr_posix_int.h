@@ -117,7 +117,7 @@ int  tr_posix_el_poll_set(struct tr_posix_elastic *el, struct pollfd *pf, int *s
                           int listeners);
 void tr_posix_el_pump(struct tr_posix_elastic *el, const struct pollfd *pf, const int *slot,
                       int np);
-void tr_posix_el_redirect(struct tr_posix_elastic *el, uint32_t hint, int joiners_only);
+void tr_posix_el_redirect(struct tr_posix_elastic *el, uint32_t hint, int all);
 void tr_posix_el_master(struct tr_posix_elastic *el, int force);
 
 #endif /* TR_POSIX_INT_H */
