@@ -156,6 +156,19 @@ void tr_maxpool2d_bn_backward_plane(float *dx, const float *dy, const float *x,
                                     const float *y, const struct tr_bn_plane *bn,
                                     const struct tr_layer *l, float *t);
 
+/* For a 2x2 stride-2 pool (tr_maxpool2d_in_place): the forward plane also
+ * writes each window's argmax to arg (OH*OW bytes, 0..3 row-major in the
+ * window: the first element greater than all before it, the one the
+ * backward finds again by its bits), and the backward takes it from there
+ * instead of making the plane again: dx (H, W) = dy at each window's
+ * argmax where the gate passes (relu: the window's max y > 0), +0 else.
+ * The same bits as the two plane kernels above. */
+void tr_maxpool2d_bn_forward_plane_arg(float *y, uint8_t *arg, const float *x,
+                                       const struct tr_bn_plane *bn, const struct tr_layer *l,
+                                       float *t);
+void tr_maxpool2d_backward_plane_arg(float *dx, const float *dy, const uint8_t *arg,
+                                     const float *y, const struct tr_layer *l, int relu);
+
 /* Conv2d in bands of q output positions (lean plan): the bits of the two
  * kernels above with q * IC*K*K floats of scratch
  * (tr_conv2d_band_floats). dx may be x: each sample's dx is written after

@@ -223,7 +223,7 @@ static void bn_backward_plane_parts(float *dx, const float *dy, const float *x,
  * bits); the backward's gradients are interleaved back and stored by
  * masked stores (in place: nothing past the row's windows is written).
  * GCC leaves the plain rows (7 or 14 windows for the seed) scalar. */
-#if defined(__GNUC__) && defined(__AVX512F__)
+#if defined(__GNUC__) && defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
 #include <immintrin.h>
 
 /* the lanes of the 16 windows' first and second columns in 32 inputs */
@@ -342,6 +342,94 @@ static void pool2_row_inplace(float *restrict t0, float *restrict t1,
     pool2_row_bwd(t0, t1, t0, t1, y, dy, ow_n, relu, NULL);
 }
 
+/* 16 windows (masks lo, hi of their inputs, win of themselves) of a row
+ * pair x0, x1 through BN: their max to y, their argmax to arg */
+static void chunk_fwd_arg(float *y, uint8_t *arg, const float *x0, const float *x1,
+                          __mmask16 lo, __mmask16 hi, __mmask16 win,
+                          const struct tr_bn_plane *bn)
+{
+    __mmask16 gt;
+    __m512 r[4], v, m;
+    __m512i a = _mm512_setzero_si512();
+
+    pool2_load(r, x0, x1, 0, lo, hi, bn);
+    m = _mm512_permutex2var_ps(r[0], EVEN_IDX, r[1]);
+    v = _mm512_permutex2var_ps(r[0], ODD_IDX, r[1]);
+    gt = _mm512_cmp_ps_mask(v, m, _CMP_GT_OS);
+    m = _mm512_mask_blend_ps(gt, m, v);
+    a = _mm512_mask_mov_epi32(a, gt, _mm512_set1_epi32(1));
+    v = _mm512_permutex2var_ps(r[2], EVEN_IDX, r[3]);
+    gt = _mm512_cmp_ps_mask(v, m, _CMP_GT_OS);
+    m = _mm512_mask_blend_ps(gt, m, v);
+    a = _mm512_mask_mov_epi32(a, gt, _mm512_set1_epi32(2));
+    v = _mm512_permutex2var_ps(r[2], ODD_IDX, r[3]);
+    gt = _mm512_cmp_ps_mask(v, m, _CMP_GT_OS);
+    m = _mm512_mask_blend_ps(gt, m, v);
+    a = _mm512_mask_mov_epi32(a, gt, _mm512_set1_epi32(3));
+    _mm512_mask_storeu_ps(y, win, m);
+    _mm512_mask_cvtepi32_storeu_epi8(arg, win, a);
+}
+
+/* 16 windows' gradients from their argmax: dy where it points (through
+ * the gate), +0 elsewhere, interleaved back into rows d0, d1 */
+static void chunk_bwd_arg(float *d0, float *d1, const uint8_t *arg, const float *y,
+                          const float *dy, __mmask16 lo, __mmask16 hi, __mmask16 win, int relu)
+{
+    const __m512i a = _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(win, arg));
+    const __m512 m = _mm512_maskz_loadu_ps(win, y), g = _mm512_maskz_loadu_ps(win, dy);
+    const __mmask16 gate = relu ? _mm512_cmp_ps_mask(m, _mm512_setzero_ps(), _CMP_GT_OS) : win;
+    const __m512 d00 = _mm512_maskz_mov_ps(_mm512_mask_cmpeq_epi32_mask(gate, a, _mm512_set1_epi32(0)), g);
+    const __m512 d01 = _mm512_maskz_mov_ps(_mm512_mask_cmpeq_epi32_mask(gate, a, _mm512_set1_epi32(1)), g);
+    const __m512 d10 = _mm512_maskz_mov_ps(_mm512_mask_cmpeq_epi32_mask(gate, a, _mm512_set1_epi32(2)), g);
+    const __m512 d11 = _mm512_maskz_mov_ps(_mm512_mask_cmpeq_epi32_mask(gate, a, _mm512_set1_epi32(3)), g);
+
+    _mm512_mask_storeu_ps(d0, lo, _mm512_permutex2var_ps(d00, ILV_LO, d01));
+    _mm512_mask_storeu_ps(d0 + 16, hi, _mm512_permutex2var_ps(d00, ILV_HI, d01));
+    _mm512_mask_storeu_ps(d1, lo, _mm512_permutex2var_ps(d10, ILV_LO, d11));
+    _mm512_mask_storeu_ps(d1 + 16, hi, _mm512_permutex2var_ps(d10, ILV_HI, d11));
+}
+
+/* the planes: 16 windows of every row at a time, their masks made once */
+void tr_maxpool2d_bn_forward_plane_arg(float *y, uint8_t *arg, const float *x,
+                                       const struct tr_bn_plane *bn, const struct tr_layer *l,
+                                       float *t)
+{
+    const unsigned W = l->in_w, OH = l->out_h, OW = l->out_w;
+    unsigned o, oh;
+
+    (void)t;
+    for (o = 0; o < OW; o += 16) {
+        __mmask16 lo, hi, win;
+        pool2_masks(&lo, &hi, &win, OW - o < 16 ? OW - o : 16);
+        for (oh = 0; oh < OH; oh++)
+            chunk_fwd_arg(y + (size_t)oh * OW + o, arg + (size_t)oh * OW + o,
+                          x + 2u * oh * W + 2u * o, x + (2u * oh + 1u) * W + 2u * o, lo, hi, win,
+                          bn);
+    }
+}
+
+void tr_maxpool2d_backward_plane_arg(float *dx, const float *dy, const uint8_t *arg,
+                                     const float *y, const struct tr_layer *l, int relu)
+{
+    const unsigned H = l->in_h, W = l->in_w, OH = l->out_h, OW = l->out_w;
+    unsigned o, oh, w;
+
+    for (o = 0; o < OW; o += 16) {
+        __mmask16 lo, hi, win;
+        pool2_masks(&lo, &hi, &win, OW - o < 16 ? OW - o : 16);
+        for (oh = 0; oh < OH; oh++) {
+            float *d0 = dx + 2u * oh * W + 2u * o;
+            chunk_bwd_arg(d0, d0 + W, arg + (size_t)oh * OW + o, y + (size_t)oh * OW + o,
+                          dy + (size_t)oh * OW + o, lo, hi, win, relu);
+        }
+    }
+    for (oh = 0; oh < OH; oh++)
+        for (w = 2u * OW; w < W; w++)
+            dx[2u * oh * W + w] = dx[(2u * oh + 1u) * W + w] = 0.0f;
+    for (w = 2u * OH * W; w < H * W; w++)
+        dx[w] = 0.0f;
+}
+
 void tr_maxpool2d_bn_forward_plane(float *y, const float *x, const struct tr_bn_plane *bn,
                                    const struct tr_layer *l, float *t)
 {
@@ -433,5 +521,58 @@ void tr_maxpool2d_bn_backward_plane(float *dx, const float *dy, const float *x,
                                     const struct tr_layer *l, float *t)
 {
     bn_backward_plane_parts(dx, dy, x, y, bn, l, t);
+}
+
+/* the 2x2 windows' argmax from their plane t: the index (0..3, row-major
+ * in the window) of the first element greater than all before it, the
+ * element whose bits the forward's max has (a later one equal to it was
+ * never greater; a NaN max is the first element's) */
+static void pool2_argmax_plain(uint8_t *arg, const float *t, const struct tr_layer *l)
+{
+    const unsigned W = l->in_w, OH = l->out_h, OW = l->out_w;
+    unsigned oh, ow;
+
+    for (oh = 0; oh < OH; oh++)
+        for (ow = 0; ow < OW; ow++) {
+            const float *e = t + 2u * oh * W + 2u * ow;
+            float m = e[0];
+            uint8_t a = 0;
+            if (e[1] > m) { m = e[1]; a = 1; }
+            if (e[W] > m) { m = e[W]; a = 2; }
+            if (e[W + 1] > m) a = 3;
+            arg[oh * OW + ow] = a;
+        }
+}
+
+static void pool2_backward_arg_plain(float *dx, const float *dy, const uint8_t *arg,
+                                     const float *y, const struct tr_layer *l, int relu)
+{
+    const unsigned W = l->in_w, OH = l->out_h, OW = l->out_w;
+    unsigned oh, ow;
+    size_t q;
+
+    for (q = 0; q < (size_t)l->in_h * W; q++)
+        dx[q] = 0.0f;
+    for (oh = 0; oh < OH; oh++)
+        for (ow = 0; ow < OW; ow++) {
+            const unsigned a = arg[oh * OW + ow];
+            const float m = y[oh * OW + ow];
+            if (!relu || m > 0.0f)
+                dx[(2u * oh + a / 2u) * W + 2u * ow + a % 2u] = dy[oh * OW + ow];
+        }
+}
+
+void tr_maxpool2d_bn_forward_plane_arg(float *y, uint8_t *arg, const float *x,
+                                       const struct tr_bn_plane *bn, const struct tr_layer *l,
+                                       float *t)
+{
+    bn_forward_plane_parts(y, x, bn, l, t);
+    pool2_argmax_plain(arg, t, l);
+}
+
+void tr_maxpool2d_backward_plane_arg(float *dx, const float *dy, const uint8_t *arg,
+                                     const float *y, const struct tr_layer *l, int relu)
+{
+    pool2_backward_arg_plain(dx, dy, arg, y, l, relu);
 }
 #endif

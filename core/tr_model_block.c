@@ -258,6 +258,21 @@ static int by_samples(const struct tr_model *m, const struct blk *k)
     return m->desc.plan == TR_PLAN_FAST && k->conv == NULL && k->lin == NULL;
 }
 
+/* 1 if a by_samples block keeps its windows' argmax (a byte each, in the
+ * BN's output buffer, which the fast plan lays out and the block otherwise
+ * leaves unwritten): 2x2 stride-2 pools. Its backward then routes the
+ * pool's gradient from them, without making the BN plane again; else it
+ * makes the plane again and keeps each plane's dy in that buffer. */
+static int args(const struct blk *k)
+{
+    return tr_maxpool2d_in_place(k->pool);
+}
+
+static uint8_t *blk_args(const struct blk *k)
+{
+    return (uint8_t *)(void *)k->bn->out;
+}
+
 /* The training forward of a by_samples block: save[] holds the running sums
  * (the mean's, then the squared deviations') until tr_bn2d_finish. */
 static void block_forward_samples(struct tr_model *m, const struct blk *k, unsigned n)
@@ -280,9 +295,18 @@ static void block_forward_samples(struct tr_model *m, const struct blk *k, unsig
     for (c = 0; c < k->C; c++)
         tr_bn2d_finish(save, m->buffers + k->bn->b_off, k->C, c, save[c], save[k->C + c], cnt);
     for (i = 0, pl = k->src; i < n; i++)
-        for (c = 0; c < k->C; c++, pl += k->hw)
-            blk_pool_plane(k->pool->out + ((size_t)i * k->C + c) * k->ohw, reg, pl, m, k, c,
-                           save[c], save[k->C + c]);
+        for (c = 0; c < k->C; c++, pl += k->hw) {
+            const size_t pi = (size_t)i * k->C + c;
+            struct tr_bn_plane bp;
+            blk_bn(&bp, m, k, c, save[c], save[k->C + c]);
+            if (args(k))    /* each window's argmax kept for the backward */
+                tr_maxpool2d_bn_forward_plane_arg(k->pool->out + pi * k->ohw,
+                                                  blk_args(k) + pi * k->ohw, pl, &bp,
+                                                  &k->one, reg);
+            else
+                tr_maxpool2d_bn_forward_plane(k->pool->out + pi * k->ohw, pl, &bp, &k->one,
+                                              reg);
+        }
 }
 
 void tr_plan_block_forward(struct tr_model *m, unsigned b, const float *x, unsigned n,
@@ -414,6 +438,26 @@ static int pool_kept(const struct tr_model *m, const struct blk *k, const float 
     return q >= m->n_layers || tr_plan_dx(m, q, 0) != TR_DX_IN_PLACE;
 }
 
+/* the BN output gradient of plane pi (channel c, input plane pl): routed
+ * from the windows' argmax into reg, or made with the plane again into
+ * the BN's output buffer (kept there for the second pass) */
+static const float *blk_dy_samples(const struct tr_model *m, const struct blk *k, size_t pi,
+                                   unsigned c, const float *dy, const float *pl, float *reg)
+{
+    struct tr_bn_plane bp;
+    float *cache = k->bn->out + pi * k->hw;
+
+    if (args(k)) {
+        tr_maxpool2d_backward_plane_arg(reg, dy + pi * k->ohw, blk_args(k) + pi * k->ohw,
+                                        k->pool->out + pi * k->ohw, k->pool, k->relu);
+        return reg;
+    }
+    blk_bn(&bp, m, k, c, k->bn->save[c], k->bn->save[k->C + c]);
+    tr_maxpool2d_bn_backward_plane(cache, dy + pi * k->ohw, pl, k->pool->out + pi * k->ohw, &bp,
+                                   k->pool, reg);
+    return cache;
+}
+
 /* The backward of a by_samples block whose pool output is kept: dgb holds
  * the running dgamma and dbeta sums; dy planes in the BN's output buffer */
 static void block_backward_samples(struct tr_model *m, const struct blk *k, unsigned n,
@@ -429,13 +473,9 @@ static void block_backward_samples(struct tr_model *m, const struct blk *k, unsi
         dgb[c] = 0.0f;
     for (i = 0, pi = 0; i < n; i++)
         for (c = 0; c < k->C; c++, pi++, pl += k->hw) {
-            struct tr_bn_plane bp;
+            const float *d = blk_dy_samples(m, k, pi, c, dy, pl, reg);
             float sb, sg;
-            blk_bn(&bp, m, k, c, save[c], save[k->C + c]);
-            tr_maxpool2d_bn_backward_plane(cache + pi * k->hw, dy + pi * k->ohw, pl,
-                                           k->pool->out + pi * k->ohw, &bp, k->pool, reg);
-            tr_bn2d_plane_dsums(&sb, &sg, cache + pi * k->hw, pl, k->hw, save[c],
-                                save[k->C + c]);
+            tr_bn2d_plane_dsums(&sb, &sg, d, pl, k->hw, save[c], save[k->C + c]);
             dgb[k->C + c] += sb;
             dgb[c] += sg;
         }
@@ -444,8 +484,14 @@ static void block_backward_samples(struct tr_model *m, const struct blk *k, unsi
     for (i = 0, pi = 0, pl = k->src; i < n; i++)
         for (c = 0; c < k->C; c++, pi++, pl += k->hw) {
             const float invstd = save[k->C + c], kc = gb[c] * invstd / cnt;
-            tr_bn2d_plane_dx(dx + pi * k->hw, cache + pi * k->hw, pl, k->hw, save[c], invstd,
-                             kc, cnt, dgb[k->C + c], dgb[c]);
+            const float *d = cache + pi * k->hw;
+            if (args(k)) {      /* routed again: a few bytes read, not a plane */
+                tr_maxpool2d_backward_plane_arg(reg, dy + pi * k->ohw, blk_args(k) + pi * k->ohw,
+                                                k->pool->out + pi * k->ohw, k->pool, k->relu);
+                d = reg;
+            }
+            tr_bn2d_plane_dx(dx + pi * k->hw, d, pl, k->hw, save[c], invstd, kc, cnt,
+                             dgb[k->C + c], dgb[c]);
         }
 }
 

@@ -128,7 +128,7 @@ static void bn_pool_plane_check(const float *x, const float *dy, const struct tr
                                 int relu)
 {
     const size_t hw = (size_t)l->in_h * l->in_w, ohw = (size_t)l->out_h * l->out_w;
-    const struct tr_bn_plane bn = {0.25f, 1.5f, -0.75f, 0.0f, relu};
+    const struct tr_bn_plane bn = {0.25f, 1.5f, -0.75f, -0.0f, relu};   /* -0: ties of -0 and +0 */
     float *xs = tc_zeros(hw), *t = tc_zeros(hw), *y1 = tc_zeros(ohw), *y2 = tc_zeros(ohw);
     float *d1 = tc_zeros(hw), *d2 = tc_zeros(hw), *t2 = tc_zeros(hw);
     struct tr_layer one = *l;
@@ -148,6 +148,16 @@ static void bn_pool_plane_check(const float *x, const float *dy, const struct tr
     TH_CHECK(bits_equal(y1, y2, ohw) && bits_equal(d1, d2, hw),
              "BN pool plane %ux%u k%u s%u relu %d", l->in_h, l->in_w, l->d.kernel, l->d.stride,
              relu);
+    if (tr_maxpool2d_in_place(l)) {     /* the argmax form: the same bits */
+        uint8_t *arg = malloc(ohw + 1);
+        memset(y2, 0xff, ohw * 4);
+        memset(d2, 0xff, hw * 4);
+        tr_maxpool2d_bn_forward_plane_arg(y2, arg, xs, &bn, &one, t2);
+        tr_maxpool2d_backward_plane_arg(d2, dy, arg, y2, &one, relu);
+        TH_CHECK(bits_equal(y1, y2, ohw) && bits_equal(d1, d2, hw),
+                 "BN pool plane argmax %ux%u relu %d", l->in_h, l->in_w, relu);
+        free(arg);
+    }
     free(xs); free(t); free(y1); free(y2); free(d1); free(d2); free(t2);
 }
 
