@@ -50,7 +50,31 @@ void tr_linear_forward(float *restrict y, const float *restrict x,
 
 /* dw[o][:] = sum_i dy[i][o] x[i][:], db[o] = sum_i dy[i][o],
  * dx[i][:] = sum_o dy[i][o] w[o][:]: all axpy over contiguous rows, which is
- * both the plain form and the vectorisable one. */
+ * both the plain form and the vectorisable one. Where the GEMM has vector
+ * tiles (one #if) the two sums are its GEMMs, the same products in the same
+ * order: dw = dy^T x (tr_gemm_at_set, dy read as A stored transposed) and
+ * dx = dy w (tr_gemm_set), each row of dw in registers over the whole batch
+ * instead of read and written once per sample. */
+#if defined(__GNUC__) && (defined(__AVX512F__) || defined(__AVX__) || \
+                          defined(__ARM_NEON) || defined(__SSE2__))
+void tr_linear_backward(float *restrict dx, float *restrict dw, float *restrict db,
+                        const float *restrict dy, const float *restrict x,
+                        const float *restrict w, const struct tr_layer *l, unsigned n)
+{
+    const size_t in = (size_t)l->in_c * l->in_h * l->in_w, out = l->out_c;
+    size_t i, o;
+
+    tr_gemm_at_set(dw, dy, x, out, in, n, out, in, in);
+    for (o = 0; o < out; o++) {
+        float s = 0.0f;
+        for (i = 0; i < n; i++)
+            s += dy[i * out + o];
+        db[o] = s;
+    }
+    if (dx)
+        tr_gemm_set(dx, dy, w, n, in, out, out, in, in);
+}
+#else
 void tr_linear_backward(float *restrict dx, float *restrict dw, float *restrict db,
                         const float *restrict dy, const float *restrict x,
                         const float *restrict w, const struct tr_layer *l, unsigned n)
@@ -86,3 +110,4 @@ void tr_linear_backward(float *restrict dx, float *restrict dw, float *restrict 
         }
     }
 }
+#endif
