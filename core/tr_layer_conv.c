@@ -521,29 +521,55 @@ static float gather_one(const float *band, size_t q, const struct tr_layer *l)
     return s;
 }
 
+/* nc (1 or 4, a constant where it is inlined) chunks of 16 dx elements
+ * from position q: nc independent chains of adds (one chain waits for its
+ * previous add at every tap) */
+static inline __attribute__((always_inline)) void
+gather_chunks(float *restrict dx, const float *restrict band, const int32_t *restrict cm,
+              size_t q, const int nc, const struct tr_layer *l)
+{
+    const size_t K = l->d.kernel, P = l->d.pad, W = l->in_w;
+    const size_t p = (size_t)l->out_h * l->out_w, L = band_row(l), lo = band_lo(l);
+    tr_cv16 a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0}, v;
+    tr_ci16 mk;
+    size_t ki, kj;
+
+    for (ki = 0; ki < K; ki++)
+        for (kj = 0; kj < K; kj++) {
+            /* the tap reads output position q - ((ki-P)*W + kj-P) */
+            const float *src = band + (ki * K + kj) * L + lo + q + P * W + P - ki * W - kj;
+            const int32_t *msk = cm + kj * p + q;
+#define TR_GATHER_ONE(acc, c)                                                 \
+            __builtin_memcpy(&v, src + 16 * (c), sizeof v);                   \
+            __builtin_memcpy(&mk, msk + 16 * (c), sizeof mk);                 \
+            acc += (tr_cv16)((tr_ci16)v & mk);
+            TR_GATHER_ONE(a0, 0)
+            if (nc > 1) {
+                TR_GATHER_ONE(a1, 1)
+                TR_GATHER_ONE(a2, 2)
+                TR_GATHER_ONE(a3, 3)
+            }
+#undef TR_GATHER_ONE
+        }
+    __builtin_memcpy(dx, &a0, sizeof a0);
+    if (nc > 1) {
+        __builtin_memcpy(dx + 16, &a1, sizeof a1);
+        __builtin_memcpy(dx + 32, &a2, sizeof a2);
+        __builtin_memcpy(dx + 48, &a3, sizeof a3);
+    }
+}
+
 /* dx plane (H, W) of one input channel from its band */
 static void gather_plane(float *restrict dx, const float *restrict band,
                          const int32_t *restrict cm, const struct tr_layer *l)
 {
-    const size_t K = l->d.kernel, P = l->d.pad, W = l->in_w;
-    const size_t p = (size_t)l->out_h * l->out_w, L = band_row(l), lo = band_lo(l);
-    const size_t body = p - p % 16;
-    size_t q, ki, kj;
+    const size_t p = (size_t)l->out_h * l->out_w, body = p - p % 16;
+    size_t q;
 
-    for (q = 0; q < body; q += 16) {
-        tr_cv16 acc = {0};
-        for (ki = 0; ki < K; ki++)
-            for (kj = 0; kj < K; kj++) {
-                /* the tap reads output position q - ((ki-P)*W + kj-P) */
-                const float *src = band + (ki * K + kj) * L + lo + q + P * W + P - ki * W - kj;
-                tr_cv16 v;
-                tr_ci16 mk;
-                __builtin_memcpy(&v, src, sizeof v);
-                __builtin_memcpy(&mk, cm + kj * p + q, sizeof mk);
-                acc += (tr_cv16)((tr_ci16)v & mk);
-            }
-        __builtin_memcpy(dx + q, &acc, sizeof acc);
-    }
+    for (q = 0; q + 64 <= body; q += 64)
+        gather_chunks(dx + q, band, cm, q, 4, l);
+    for (; q < body; q += 16)
+        gather_chunks(dx + q, band, cm, q, 1, l);
     for (q = body; q < p; q++)
         dx[q] = gather_one(band, q, l);
 }
