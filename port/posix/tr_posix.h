@@ -407,7 +407,7 @@ int tr_posix_elastic_find(struct tr_posix_elastic *el, const struct tr_posix_ela
  * for the next round (a member's JOIN of this epoch means a round started
  * elsewhere: this process's ring fails soon). A non-coordinator answers a
  * joiner NOT_COORD (hint view.m[0].rank) and closes. The coordinator of a
- * tcp:// job retries binding the master port (twice a second at most).
+ * tcp:// job retries binding the master port (every 100 ms at most).
  * Returns the number of pending joiners whose rank is not a member of the
  * view when this process coordinates (view.m[0] is it), else 0: the caller
  * then asks every rank for a change (tr_train_request_change). */

@@ -20,7 +20,7 @@
 
 #define DEFAULT_TIMEOUT_MS   60000u
 #define DEFAULT_HANDSHAKE_MS 3000u
-#define MASTER_RETRY_MS      500u    /* the coordinator's next bind attempt */
+#define MASTER_RETRY_MS      100u    /* the coordinator's next bind attempt */
 
 void tr_posix_el_sleep(int ms)
 {
