@@ -12,6 +12,17 @@
  * Returns the transport, or 0 after printing why. */
 const struct tr_transport *board_net_up(const struct board_settings *s);
 
+/* --elastic (board_net_up kept its listener): after TR_TRAIN_LOST or
+ * TR_TRAIN_CHANGE, the membership round and the new ring's links over the
+ * same transport (port/lwip: tr_lwip_elastic_reform; this rank may
+ * coordinate). Returns 0 with this rank's index, the world and the source's
+ * index for tr_train_reform, or a tr_err after printing why. */
+int board_net_reform(uint64_t position, int *rank, int *world, int *source);
+
+/* --elastic, between steps: > 0 when a process started again waits to be
+ * admitted (ask for a change: tr_train_request_change). */
+int board_net_service(void);
+
 /* One line of counters (frames, errors, interrupts) for the log. */
 void board_net_report(void);
 

@@ -21,6 +21,8 @@ static struct tr_transport tp;             /* the links as core sees them */
 static struct lan9118 nic;
 static struct netif nif;
 static struct tr_lwip_addr table[BOARD_MAX_WORLD];
+static struct tr_lwip_elastic el;          /* --elastic: the membership */
+static int elastic;
 
 /* lwIP's NO_SYS clock */
 uint32_t sys_now(void)
@@ -111,13 +113,50 @@ const struct tr_transport *board_net_up(const struct board_settings *s)
     lc.drive_arg = 0;
     lc.rx_mem = rx_rings;
     lc.rx_mem_size = sizeof rx_rings;
-    if ((e = tr_lwip_init(&lw, &lc)) < 0 || (e = tr_lwip_connect(&lw)) < 0) {
+    e = tr_lwip_init(&lw, &lc);
+    if (e == 0 && s->elastic) {            /* the listener stays for the whole run */
+        struct tr_lwip_elastic_config ec = { 0, 0, 0 };
+        ec.timeout_ms = s->timeout_s * 1000u;
+        ec.min_ranks = s->min_ranks;
+        e = tr_lwip_elastic_start(&el, &ec, &lw);
+        elastic = e == 0;
+    }
+    if (e < 0 || (e = tr_lwip_connect(&lw)) < 0) {
         board_printf("train: rank %d: cannot join the ring of --peers %s: %s\n", s->rank,
                      s->peers, tr_strerror(e));
         return 0;
     }
     tr_lwip_transport(&lw, &tp);
     return &tp;
+}
+
+int board_net_reform(uint64_t position, int *rank, int *world, int *source)
+{
+    static struct tr_lwip_elastic_round r;
+    int e;
+    if (!elastic)
+        return TR_ERR_INVAL;
+    e = tr_lwip_elastic_reform(&el, position, &r);
+    if (e < 0) {
+        board_printf("train: rank %u: membership round failed: %s (verdict %d: %u of %u ranks "
+                     "answered, min %u)\n", (unsigned)el.rank, tr_strerror(e), r.verdict,
+                     (unsigned)r.why.joined, (unsigned)r.why.previous, (unsigned)r.why.min_ranks);
+        return e;
+    }
+    board_printf("elastic: rank %u: view %u from position %u: ring rank %d of %d, state from "
+                 "ring rank %d, coordinator rank %u%s, %u left, round %u ms\n",
+                 (unsigned)el.rank, (unsigned)r.epoch, (unsigned)r.step, r.rank, r.world,
+                 r.source, (unsigned)r.coordinator, r.coordinated ? " (this board)" : "",
+                 (unsigned)r.n_left, (unsigned)r.ms);
+    *rank = r.rank;
+    *world = r.world;
+    *source = r.source;
+    return 0;
+}
+
+int board_net_service(void)
+{
+    return elastic ? tr_lwip_elastic_service(&el) : 0;
 }
 
 void board_net_report(void)
@@ -129,5 +168,8 @@ void board_net_report(void)
 
 void board_net_down(uint32_t linger_ms)
 {
-    tr_lwip_close(&lw, linger_ms);
+    if (elastic)
+        tr_lwip_elastic_close(&el, linger_ms);
+    else
+        tr_lwip_close(&lw, linger_ms);
 }

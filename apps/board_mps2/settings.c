@@ -192,11 +192,12 @@ int board_settings(struct board_settings *s, int argc, char **argv, unsigned bat
     s->world = 1;
     s->job_token = "";
     s->timeout_s = 60;
+    s->min_ranks = 1;
     for (i = 1; i < argc; i++) {
         const char *f = argv[i], *val = i + 1 < argc ? argv[i + 1] : 0;
         int rc = 0;
-        if (!strcmp(f, "--debug-param-hash")) {
-            s->debug_param_hash = 1;
+        if (!strcmp(f, "--debug-param-hash") || !strcmp(f, "--elastic")) {
+            *(f[2] == 'd' ? &s->debug_param_hash : &s->elastic) = 1;
             continue;
         }
         i++;
@@ -220,6 +221,8 @@ int board_settings(struct board_settings *s, int argc, char **argv, unsigned bat
             s->rank = (int)v;
         else if (!strcmp(f, "--timeout") && !(rc = num(f, val, 1, 86400, &v)))
             s->timeout_s = (uint32_t)v;
+        else if (!strcmp(f, "--min-ranks") && !(rc = num(f, val, 1, BOARD_MAX_WORLD, &v)))
+            s->min_ranks = (unsigned)v;
         else if (!strcmp(f, "--peers") && val)
             s->peers = val;
         else if (!strcmp(f, "--job-token") && val)

@@ -7,6 +7,8 @@
  *   --allreduce ring|chain|reduce-bcast  --max-steps N  --checkpoint-every K
  *   --rank R  --peers FILE  --job-token STR  --timeout S   (rings; FILE as mnist_ring's)
  *   --debug-param-hash   per-step loss bits and parameter hash, as mnist_ring
+ *   --elastic  --min-ranks M   an elastic ring, as mnist_ring's: a lost rank is
+ *                        survived (the lwIP port's membership, port/lwip/README.md)
  *
  * --checkpoint-every K averages the BN statistics every K steps as mnist_ring
  * does at its checkpoints (the board writes no file): a ring whose host rank 0
@@ -38,6 +40,8 @@ struct board_settings {
     const char *job_token;     /* "" */
     uint32_t timeout_s;        /* 60 */
     int      debug_param_hash;
+    int      elastic;          /* 0; 1: --elastic (every rank of the job) */
+    unsigned min_ranks;        /* 1: --min-ranks (elastic: fewer members stop the job) */
     struct board_addr table[BOARD_MAX_WORLD];
 };
 

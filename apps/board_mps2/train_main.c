@@ -7,6 +7,7 @@
  *   train [--data DIR] [--epochs N] [--batch N] [--lr X] [--momentum X]
  *         [--seed N] [--allreduce ALGO] [--max-steps N] [--checkpoint-every K]
  *         [--rank R --peers FILE --job-token STR] [--timeout S] [--debug-param-hash]
+ *         [--elastic [--min-ranks M]]   (a lost rank survived: port/lwip/README.md)
  *
  * The flags are mnist_ring's (settings.h); so are the lines it prints: one
  * per epoch (loss, train accuracy, test loss and accuracy on its slice of
@@ -86,6 +87,7 @@ static int configure(const struct tr_transport *tp)
     c.job_token = board_token(s.job_token);
     c.timeout_ms = s.timeout_s * 1000u;
     c.segment_bytes = BOARD_SEGMENT;
+    c.elastic = s.elastic;
     c.clock_us = clock_us;
     c.clock_ctx = 0;
     if ((e = tr_train_arena_size(&c, &need)) < 0 || need > sizeof arena) {
@@ -144,20 +146,40 @@ static void on_fault(int e)
                  (unsigned)f->step + 1);
 }
 
+/* --elastic: a lost ring (or an agreed change): the membership round and
+ * the trainer on the new ring (the same transport, its links replaced). */
+static int reform(const struct tr_transport *tp)
+{
+    int rank, world, source, e;
+    if (!s.elastic)
+        return TR_ERR_INVAL;
+    if ((e = board_net_reform(tr_train_position(&t), &rank, &world, &source)) < 0)
+        return e;
+    if ((e = tr_train_reform(&t, rank, world, world > 1 ? tp : 0, source)) < 0)
+        board_printf("train: rank %d: trainer reform: %s\n", s.rank, tr_strerror(e));
+    return e;
+}
+
 /* Train until done; every event printed as mnist_ring prints it. */
-static int run(void)
+static int run(const struct tr_transport *tp)
 {
     struct tr_train_report r;
     float acc = -1;
     uint64_t t0 = board_ticks();
-    int e;
+    int e, asked = 0;
     tr_train_begin(&t, 0, 0);
     while ((e = tr_train_next(&t, &r)) > 0) {
-        if (e == TR_TRAIN_STEP)
+        if (e == TR_TRAIN_STEP) {
             on_step(&r);
-        else if (e == TR_TRAIN_EPOCH) {
+            if (s.elastic && !asked && board_net_service() > 0)
+                asked = tr_train_request_change(&t) == 0;   /* a rank waits to join */
+        } else if (e == TR_TRAIN_EPOCH) {
             on_epoch(&r);
             acc = r.test_acc;
+        } else if (e == TR_TRAIN_LOST || e == TR_TRAIN_CHANGE) {
+            asked = 0;
+            if (reform(tp) < 0)
+                return -1;
         }
     }
     if (e < 0) {
@@ -192,7 +214,7 @@ int main(void)
         return 1;
     if (configure(tp) < 0)
         return 1;
-    rc = run();
+    rc = run(tp);
     board_printf("stack used %u bytes\n", (unsigned)board_stack_used());
     if (s.world > 1) {
         board_net_report();

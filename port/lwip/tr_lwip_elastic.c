@@ -1,16 +1,21 @@
-/* tinyring: an lwIP rank as a member of the elastic ring (see tr_lwip.h,
- * "elastic membership"). The same membership protocol on the wire as the
- * POSIX port (port/posix/tr_posix_elastic*.c), with core's messages
+/* tinyring: an lwIP rank in the elastic ring (see tr_lwip.h, "elastic
+ * membership"). The same membership protocol on the wire as the POSIX port
+ * (port/posix/tr_posix_elastic*.c), with core's messages and decision
  * (core/tr_elastic.h, the brief codec: no 3 KiB view on a board).
  *
  *   JOINs to this rank   arrive on the kept listener: tr_lwip.c hands over
  *                        a connection whose first bytes are not a link hello
  *                        (el_take); they are read and answered in lwIP's
  *                        callbacks, inside the caller's drive().
- *   this rank's round    tr_lwip_elastic_reform: asks the view's members in
- *                        ascending rank on one connection (el->ask), driving
- *                        the stack like tr_lwip_connect, then opens the new
- *                        ring's links over the listener (tr_lwip_relink).
+ *   this rank's round    tr_lwip_elastic_reform: as a member, asks the
+ *                        view's members in ascending rank on one connection
+ *                        (el->ask); as the lowest live member, coordinates
+ *                        (accepts the JOINs, probes on el->ask, decides);
+ *                        then opens the new ring's links over the listener
+ *                        (tr_lwip_relink). It drives the stack like
+ *                        tr_lwip_connect.
+ *   started again        tr_lwip_elastic_find: a joiner's JOIN to the
+ *                        table's ranks; its VIEW comes in reform.
  * No malloc, no stdio, no host calls. */
 #include <string.h>
 
@@ -217,9 +222,10 @@ static int lowest_answer(struct tr_lwip_el_conn *c)
     return 0;
 }
 
-/* A pending JOIN: answer it now, or leave it for this rank's round.
- * Coordinating: coord_judge. As a member in a round: to the coordinator
- * followed. Between rounds: as the view's lowest rank, lowest_answer; else a
+/* A pending JOIN: answer it now, or leave it for this rank's round. While
+ * this rank opens ring links: closed unanswered. Coordinating: coord_judge.
+ * As a member in a round: to the coordinator followed. Between rounds: as
+ * the view's lowest rank, lowest_answer; else a
  * process started again, or a JOIN of an older view, to the view's lowest
  * rank, and a JOIN of this view waits (its sender noticed the failure
  * first). Returns 1 if the pcb was aborted. */
@@ -228,6 +234,11 @@ static int conn_answer(struct tr_lwip_el_conn *c)
     struct tr_lwip_elastic *el = c->el;
     if (c->state != C_PENDING || !c->pcb)
         return 0;
+    if (el->lw->linking && !el->coordinating && !el->following)
+        return conn_close(c);      /* opening links: closed unanswered, as the
+                                    * POSIX port does (the asker asks again; a
+                                    * fresh job's process started with find
+                                    * reads it as "no job running") */
     if (el->coordinating)
         return coord_judge(c);
     if (el->following)

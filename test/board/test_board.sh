@@ -5,7 +5,8 @@
 #      socket netdev on 127.0.0.1
 #   3. training alone: train.elf against mnist_ring (one rank), bit for bit
 #   4. rings (test/board/mixed.sh): two boards + two mnist_ring ranks over lwIP
-# Every QEMU runs under timeout. Suites "board" and "board_mixed".
+#   5. an elastic ring (test/board/elastic.sh): the same, a host rank killed
+# Every QEMU runs under timeout. Suites "board", "board_mixed" and "board_elastic".
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -91,5 +92,10 @@ done
 # 4. rings of boards and mnist_ring processes (test/board/mixed.sh, suite board_mixed)
 bash "$here/mixed.sh"; st=$?
 check "board_mixed: boards + mnist_ring ranks (mixed.sh status $st)" [ "$st" -eq 0 ]
+
+# 5. an elastic ring of boards and mnist_ring --elastic processes losing a
+#    host rank; board rank 0 coordinates (test/board/elastic.sh, suite board_elastic)
+bash "$here/elastic.sh"; st=$?
+check "board_elastic: a killed host, the boards go on (elastic.sh status $st)" [ "$st" -eq 0 ]
 
 report board
