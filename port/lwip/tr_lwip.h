@@ -230,7 +230,7 @@ uint32_t tr_lwip_now_ms(void *ctx);
  * tr_train_begin(t, NULL, 0), then tr_train_reform with the round's rank,
  * world and source).
  *
- * RAM (caller's, static): struct tr_lwip_elastic, 1344 bytes on Cortex-M4F
+ * RAM (caller's, static): struct tr_lwip_elastic, 1352 bytes on Cortex-M4F
  * with TR_LWIP_MAX_WORLD 16 (36 bytes per member of the bound: the view,
  * the ring's address table, a VIEW being received, per-round flags; 4 JOIN
  * slots of 96; a 264-byte receive buffer); no allocation, no lwIP heap
