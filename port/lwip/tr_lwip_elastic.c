@@ -36,6 +36,8 @@
 #define MAX_ROUNDS 4u      /* rounds in one call when the new links fail */
 #define POLL_TICKS 2u      /* tcp_poll interval of a JOIN being read (x 500 ms) */
 #define PROBE_MS   1000u   /* a missing member that accepted a probe: again after */
+#define PROBE_HOLD_MS 200u /* an accepted probe is held this long: a reset meanwhile
+                            * (a dying process's listener) means probe again now */
 
 enum { C_READING = 0, C_PENDING = 1, C_ACCEPTED = 2 };  /* struct tr_lwip_el_conn */
 enum { A_CONNECTING = 0, A_OPEN, A_CLOSED, A_DEAD };   /* struct tr_lwip_el_ask */
@@ -613,20 +615,39 @@ static int coord_tally(struct tr_lwip_elastic *el)
     return done == el->n;
 }
 
+/* When the probe of member k is over: answered meanwhile; refused (dead);
+ * accepted and then reset or closed (its listener went away with its
+ * process: probe again at once, the next connect is refused); accepted and
+ * held PROBE_HOLD_MS (alive, or frozen: again after PROBE_MS); no SYN-ACK
+ * within handshake_ms. Returns 1 when over (probe_at[k] set). */
+static int probe_over(struct tr_lwip_elastic *el, int k, uint32_t now)
+{
+    const struct tr_lwip_el_ask *a = &el->ask;
+    uint32_t age = now - a->since;
+    el->probe_at[k] = now + PROBE_MS;
+    if (el->answered[k])
+        return 1;
+    if (a->state == A_DEAD) {
+        el->dead[k] = a->err == ERR_RST;   /* refused: nobody listens there */
+        return 1;
+    }
+    if (a->state == A_CLOSED || (a->state == A_OPEN && a->eof)) {
+        el->probe_at[k] = now;
+        return 1;
+    }
+    return (a->state == A_OPEN && age >= PROBE_HOLD_MS) ||
+           (a->state == A_CONNECTING && age >= el->cfg.handshake_ms);
+}
+
 /* One step of probing the members that have not answered, one connect at a
- * time on el->ask: refused = dead; accepted = alive (probed again after
- * PROBE_MS); no answer within handshake_ms = try the next. */
+ * time on el->ask (probe_over says what a probe found). */
 static void coord_probe(struct tr_lwip_elastic *el)
 {
     struct tr_lwip_el_ask *a = &el->ask;
     uint32_t now = sys_now(), i;
     int k = el->probe_k;
-    if (k >= 0 && (a->state != A_CONNECTING || el->answered[k] ||
-                   (uint32_t)(now - a->since) >= el->cfg.handshake_ms)) {
-        if (a->state == A_DEAD && a->err == ERR_RST)
-            el->dead[k] = 1;       /* nobody listens there */
+    if (k >= 0 && probe_over(el, k, now)) {
         ask_forget(a, 1);
-        el->probe_at[k] = now + PROBE_MS;
         el->probe_k = k = -1;
     }
     for (i = 1; k < 0 && i <= el->n; i++) {
