@@ -168,31 +168,9 @@ int tr_maxpool2d_in_place(const struct tr_layer *l)
     return l->d.kernel == 2 && l->d.stride == 2;
 }
 
-void tr_maxpool2d_backward_plane(float *dx, const float *dy, const float *x, const float *y,
-                                 const struct tr_layer *l, int relu)
-{
-    const unsigned H = l->in_h, W = l->in_w, OH = l->out_h, OW = l->out_w;
-    struct tr_layer one = *l;
-    unsigned r, w;
-
-    if (!tr_maxpool2d_in_place(l) || dx != x) {
-        one.in_c = one.out_c = 1;
-        pool_backward(dx, dy, x, y, &one, 1, relu);
-        return;
-    }
-    /* the even rows, then the odd ones: a row's stores are not followed by
-     * loads right next to them (a vector row's masked stores may reach into
-     * the next row pair, whose loads would then wait for them) */
-    for (r = 0; r < OH; r++) {
-        const unsigned oh = r < (OH + 1) / 2 ? 2 * r : 2 * (r - (OH + 1) / 2) + 1;
-        float *t0 = dx + 2u * oh * W, *t1 = t0 + W;
-        pool2_row_inplace(t0, t1, y + (size_t)oh * OW, dy + (size_t)oh * OW, OW, relu);
-        for (w = 2u * OW; w < W; w++)
-            t0[w] = t1[w] = 0.0f;
-    }
-    for (w = 2u * OH * W; w < H * W; w++)
-        dx[w] = 0.0f;
-}
+    /* with vector rows: the even rows, then the odd ones, so a row's stores
+     * are not followed by loads right next to them (its masked stores may
+     * reach into the next row pair, whose loads would then wait for them) */
 
 /* the fused BN planes as their parts: apply into t, then the pool */
 static void bn_forward_plane_parts(float *y, const float *x, const struct tr_bn_plane *bn,
@@ -225,6 +203,7 @@ static void bn_backward_plane_parts(float *dx, const float *dy, const float *x,
  * GCC leaves the plain rows (7 or 14 windows for the seed) scalar. */
 #if defined(__GNUC__) && defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
 #include <immintrin.h>
+#define POOL2_PASSES 2u    /* in-place rows: even ones, then odd ones */
 
 /* the lanes of the 16 windows' first and second columns in 32 inputs */
 #define EVEN_IDX _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0)
@@ -466,6 +445,7 @@ void tr_maxpool2d_bn_backward_plane(float *dx, const float *dy, const float *x,
         dx[w] = 0.0f;
 }
 #else
+#define POOL2_PASSES 1u
 /* One output row of 2x2 stride-2 windows over input rows x0, x1: the same
  * row-major "replace only if greater" order as the general loop below, so
  * the same bits; straight-line selects that vectorise. */
@@ -576,3 +556,26 @@ void tr_maxpool2d_backward_plane_arg(float *dx, const float *dy, const uint8_t *
     pool2_backward_arg_plain(dx, dy, arg, y, l, relu);
 }
 #endif
+
+void tr_maxpool2d_backward_plane(float *dx, const float *dy, const float *x, const float *y,
+                                 const struct tr_layer *l, int relu)
+{
+    const unsigned H = l->in_h, W = l->in_w, OH = l->out_h, OW = l->out_w;
+    struct tr_layer one = *l;
+    unsigned r, oh, w;
+
+    if (!tr_maxpool2d_in_place(l) || dx != x) {
+        one.in_c = one.out_c = 1;
+        pool_backward(dx, dy, x, y, &one, 1, relu);
+        return;
+    }
+    for (r = 0; r < POOL2_PASSES; r++)
+        for (oh = r; oh < OH; oh += POOL2_PASSES) {
+            float *t0 = dx + 2u * oh * W, *t1 = t0 + W;
+            pool2_row_inplace(t0, t1, y + (size_t)oh * OW, dy + (size_t)oh * OW, OW, relu);
+            for (w = 2u * OW; w < W; w++)
+                t0[w] = t1[w] = 0.0f;
+        }
+    for (w = 2u * OH * W; w < H * W; w++)
+        dx[w] = 0.0f;
+}

@@ -227,15 +227,16 @@ static void blk_bn(struct tr_bn_plane *p, const struct tr_model *m, const struct
     p->relu = k->relu;
 }
 
-/* pool output plane y (OH, OW) of input plane pl: BN [ReLU] (into t where
- * the target does not keep the plane in registers), pool */
+/* pool output plane y (OH, OW) of input plane pl: BN [ReLU] into t, pool
+ * (the lean plan's and evaluation's form; the fast plan's training blocks
+ * make the plane in registers, block_forward_samples) */
 static void blk_pool_plane(float *y, float *t, const float *pl, const struct tr_model *m,
                            const struct blk *k, unsigned c, float mean, float invstd)
 {
-    struct tr_bn_plane p;
+    const float *gb = m->params + k->bn->p_off;
 
-    blk_bn(&p, m, k, c, mean, invstd);
-    tr_maxpool2d_bn_forward_plane(y, pl, &p, &k->one, t);
+    tr_bn2d_plane_apply(t, pl, k->hw, mean, invstd, gb[c], gb[k->C + c], k->relu);
+    tr_maxpool2d_forward(y, t, &k->one, 1);
 }
 
 /* ---- block forward --------------------------------------------------- */
