@@ -196,9 +196,11 @@ uint32_t tr_lwip_now_ms(void *ctx);
  * The listening pcb stays open for the whole run: link hellos ("TRL1") and
  * membership messages ("TRE1") are told apart by their first bytes. A JOIN
  * that arrives is answered from lwIP's callbacks (inside the caller's drive):
- * between rounds, a process started again or a stale epoch is sent to the
- * view's lowest rank (NOT_COORD); a JOIN of this view's epoch waits for this
- * rank's own round, which sends it to the coordinator it follows.
+ * between rounds, a process started again whose rank the view no longer
+ * names, or a JOIN of an older view, is sent to the view's lowest rank
+ * (NOT_COORD); a JOIN of this view's epoch waits for this rank's own round,
+ * which sends it to the coordinator it follows; while this rank opens ring
+ * links a JOIN is closed unanswered (the asker asks again).
  *
  * tr_lwip_elastic_reform runs one membership round as the POSIX members do,
  * driving the stack through cfg.drive like tr_lwip_connect (NO_SYS=1: it

@@ -227,10 +227,10 @@ static int lowest_answer(struct tr_lwip_el_conn *c)
 /* A pending JOIN: answer it now, or leave it for this rank's round. While
  * this rank opens ring links: closed unanswered. Coordinating: coord_judge.
  * As a member in a round: to the coordinator followed. Between rounds: as
- * the view's lowest rank, lowest_answer; else a
- * process started again, or a JOIN of an older view, to the view's lowest
- * rank, and a JOIN of this view waits (its sender noticed the failure
- * first). Returns 1 if the pcb was aborted. */
+ * the view's lowest rank, lowest_answer; else a process started again whose
+ * rank the view no longer names, or a JOIN of an older view, to the view's
+ * lowest rank, and the others wait (a JOIN of this view: its sender noticed
+ * the failure first). Returns 1 if the pcb was aborted. */
 static int conn_answer(struct tr_lwip_el_conn *c)
 {
     struct tr_lwip_elastic *el = c->el;
@@ -247,10 +247,12 @@ static int conn_answer(struct tr_lwip_el_conn *c)
         return conn_reply(c, TR_EL_NOT_COORD, el->coord);
     if (el->index == 0)
         return lowest_answer(c);
-    if ((c->join.flags & TR_EL_JOINER) || before(c->epoch, el->epoch) ||
-        c->epoch == TR_EL_ANY_EPOCH)
+    if ((c->join.flags & TR_EL_JOINER) ? view_index(el->m, el->n, c->join.rank) < 0
+                                       : before(c->epoch, el->epoch))
         return conn_reply(c, TR_EL_NOT_COORD, el->m[0].rank);
-    return 0;
+    return 0;                      /* as the POSIX port: a joiner whose rank the
+                                    * view still names waits unanswered (in a
+                                    * fresh job it is no sign of a running one) */
 }
 
 /* The JOIN in c->buf is whole: keep it if it is one of this job's. */

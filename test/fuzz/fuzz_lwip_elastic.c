@@ -16,11 +16,11 @@
  * (rank, flags, epoch choice, step), 8 pbuf sizes, 4 chain lengths, then
  * the bytes.
  * Invariants: the harness receives nothing but, exactly when the stream's
- * first 48 bytes are a JOIN of this job from a process started again or of
- * an older view, one REPLY NOT_COORD naming rank 0 (the view's lowest), and
- * then the connection closes; a JOIN of this view waits unanswered, held
- * by the port exactly when nothing followed it (no bytes, no FIN); anything
- * else is never held as a JOIN; after tr_lwip_elastic_close every pbuf is
+ * first 48 bytes are a JOIN of this job from a process started again whose
+ * rank the view no longer names or of an older view, one REPLY NOT_COORD
+ * naming rank 0 (the view's lowest), and then the connection closes; any
+ * other JOIN of this job waits unanswered, held by the port exactly when
+ * nothing followed it (no bytes, no FIN); anything else is never held; after tr_lwip_elastic_close every pbuf is
  * back in lwIP's pool.
  */
 #include <string.h>
@@ -281,7 +281,10 @@ static void judge(void)
     struct tr_el_brief j, r;
     int is_join = R.fed >= JOIN_MSG && tr_el_decode_brief(R.stream, JOIN_MSG, &j, NULL, 0) == 0 &&
                   j.type == TR_EL_JOIN && j.token == TOKEN;
-    int answer_now = is_join && ((j.join.flags & TR_EL_JOINER) || (int32_t)j.epoch < 0);
+    /* a joiner whose rank the view (0, 1, 2) no longer names, or a JOIN of an
+     * older view (an epoch "before" 0) */
+    int answer_now = is_join && ((j.join.flags & TR_EL_JOINER) ? j.join.rank > 2
+                                                               : (int32_t)j.epoch < 0);
     const struct tr_lwip_el_conn *h = held_join();
     if (answer_now) {
         FZ_ASSERT(R.answer_len == TR_EL_HEAD_BYTES + TR_EL_REPLY_BYTES,

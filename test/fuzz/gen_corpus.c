@@ -247,7 +247,8 @@ static void seeds_lwip_elastic(void)
     static const uint8_t trl[] = { 'T', 'R', 'L', '1', 1, 0, 0, 0 };
     static const uint8_t tre[] = { 'T', 'R', 'E', '1', 1, 0, 1, 0 };
     lwip_el_seed("join-member", 1, 0, 0, 0, NULL, 0);         /* held */
-    lwip_el_seed("join-joiner", 1, 3, 1, 2, NULL, 0);         /* NOT_COORD(0) */
+    lwip_el_seed("join-joiner", 1, 3, 1, 2, NULL, 0);         /* rank dropped: NOT_COORD(0) */
+    lwip_el_seed("join-joiner-member", 1, 2, 1, 2, NULL, 0);  /* rank a member: held */
     lwip_el_seed("join-stale", 1, 2, 0, 3, NULL, 0);          /* epoch 2^31: NOT_COORD */
     lwip_el_seed("join-fin", 3, 2, 0, 1, NULL, 0);            /* held, then closed */
     lwip_el_seed("join-then-bytes", 1, 0, 0, 0, tre, sizeof tre);
