@@ -294,6 +294,7 @@ GEMM_FN(gemm_at, 1, tile_2v_at, tile_1v_at, tile_1v_at)
  * B's rows in chunks split the k sum: C is stored between the chunks, which
  * run in order, so the bits are the same. */
 #define TR_GRID_CHUNK 256
+#define TR_GRID_B_PIECE 128
 
 /* off[0..cnt) = the grid offsets of rows r0, r0+1, ... */
 static void grid_table(size_t *off, const struct tr_gemm_grid *g, size_t r0, size_t cnt)
@@ -485,8 +486,11 @@ void tr_gemm_at_grid(float *c, const float *a, const float *b, const struct tr_g
 {
     size_t off[TR_GRID_CHUNK], p, r;
 
+    /* B's rows in even pieces of at most TR_GRID_B_PIECE (conv2: 4 x 100):
+     * a piece's B rows stay in L1 while every row block of C reads them */
     for (p = 0; p < k || (p == 0 && bias); p += r) {
-        r = k - p < TR_GRID_CHUNK ? k - p : TR_GRID_CHUNK;
+        const size_t pieces = (k - p + TR_GRID_B_PIECE - 1) / TR_GRID_B_PIECE;
+        r = pieces ? (k - p + pieces - 1) / pieces : 0;
         grid_table(off, g, p, r);
         gemm_gb_rows(c, a + p * lda, b, off, m, n, r, lda, ldc, p == 0 ? bias : NULL);
         if (r == 0)
