@@ -79,6 +79,37 @@ static void gemm_table(int reps)
     printf("gemm_gflops %.2f\n", f_all / t_all * 1e-9);
 }
 
+/* the fused blocks as the training step runs them (BN [ReLU] pool in one
+ * pass each way; the table's BN, ReLU and pool rows are the layers' own
+ * kernels, which the fast plan runs only layer by layer) */
+static void block_table(struct tr_model *m, const float *x, unsigned B, int reps)
+{
+    unsigned li;
+    size_t i;
+    int k;
+
+    for (li = 1; li < m->n_layers; li++) {
+        double tf = 1e30, tb = 1e30, t0;
+        float *dy = m->dbuf[1];
+        const struct tr_layer *pool;
+        size_t outn;
+        if (m->layer[li].role != TR_ROLE_BLOCK)
+            continue;
+        pool = &m->layer[li + (m->layer[li + 1].d.kind == TR_LAYER_RELU ? 2 : 1)];
+        outn = (size_t)B * pool->out_c * pool->out_h * pool->out_w;
+        for (i = 0; i < outn; i++) dy[i] = 1e-3f * (float)(i % 7);
+        for (k = 0; k < reps; k++) {
+            t0 = now();
+            tr_plan_block_forward(m, li, x, B, 1);
+            if (now() - t0 < tf) tf = now() - t0;
+            t0 = now();
+            tr_plan_block_backward(m, li, x, B, dy, NULL, (float *)m->layer[li - 1].out);
+            if (now() - t0 < tb) tb = now() - t0;
+        }
+        printf("%-3u %-12s %10.3f %9s %10.3f %9s\n", li, "block fused", tf * 1e3, "-", tb * 1e3, "-");
+    }
+}
+
 int main(int argc, char **argv)
 {
     unsigned B = argc > 1 ? (unsigned)atoi(argv[1]) : 100;
@@ -188,30 +219,7 @@ int main(int argc, char **argv)
                    tb * 1e3, "-");
     }
 
-    /* the fused blocks as the training step runs them (BN [ReLU] pool in
-     * one pass each way; the table's BN, ReLU and pool rows above are the
-     * layers' own kernels, which the fast plan runs only layer by layer) */
-    for (li = 0; li < m.n_layers; li++) {
-        double tf = 1e30, tb = 1e30;
-        float *dy = m.dbuf[1];
-        const struct tr_layer *pool;
-        size_t outn;
-        if (m.layer[li].role != TR_ROLE_BLOCK || li == 0)
-            continue;
-        pool = &m.layer[li + (m.layer[li + 1].d.kind == TR_LAYER_RELU ? 2 : 1)];
-        outn = (size_t)B * pool->out_c * pool->out_h * pool->out_w;
-        for (i = 0; i < outn; i++) dy[i] = 1e-3f * (float)(i % 7);
-        for (k = 0; k < reps; k++) {
-            t0 = now();
-            tr_plan_block_forward(&m, li, x, B, 1);
-            if (now() - t0 < tf) tf = now() - t0;
-            t0 = now();
-            tr_plan_block_backward(&m, li, x, B, dy, NULL, (float *)m.layer[li - 1].out);
-            if (now() - t0 < tb) tb = now() - t0;
-        }
-        printf("%-3u %-12s %10.3f %9s %10.3f %9s\n", li, "block fused", tf * 1e3, "-", tb * 1e3, "-");
-    }
-
+    block_table(&m, x, B, reps);
     gemm_table(reps);
 
 steps:
