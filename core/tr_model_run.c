@@ -28,6 +28,14 @@ static int layered(const struct tr_model *m, int ref)
     return ref || (m->desc.plan == TR_PLAN_FAST && !TR_FAST_PLAN_FUSES);
 }
 
+/* Where a layer's bias starts among its parameters (its last out_c
+ * floats); 0 for a layer without parameters, whose pointer is never read
+ * (p_len - out_c would wrap and point far outside the block). */
+static size_t bias_at(const struct tr_layer *l)
+{
+    return l->p_len >= l->out_c ? l->p_len - l->out_c : 0;
+}
+
 static size_t out_floats(const struct tr_layer *l, unsigned n)
 {
     return (size_t)n * l->out_c * l->out_h * l->out_w;
@@ -39,7 +47,7 @@ static int layer_forward(struct tr_model *m, unsigned i, const float *in, unsign
                          int train, int ref, int *fused)
 {
     struct tr_layer *l = &m->layer[i];
-    const float *p = m->params + l->p_off, *b = p + (l->p_len - l->out_c);
+    const float *p = m->params + l->p_off, *b = p + bias_at(l);
 
     switch (l->d.kind) {
     case TR_LAYER_CONV2D:
@@ -186,7 +194,7 @@ static int layer_backward(struct tr_model *m, unsigned i, const float *dout, flo
     const struct tr_layer *l = &m->layer[i];
     const float *in = i ? m->layer[i - 1].out : m->input;
     const float *p = m->params + l->p_off;
-    float *g = m->grads + l->p_off, *gb = g + (l->p_len - l->out_c);
+    float *g = m->grads + l->p_off, *gb = g + bias_at(l);
 
     switch (l->d.kind) {
     case TR_LAYER_CONV2D:
