@@ -87,6 +87,7 @@ int mr_elastic_join(struct mr_elastic *e, const struct mr_args *a, const char *i
 {
     struct tr_posix_elastic_config ec;
     char err[512];
+    double t0;
     int rc, found;
 
     memset(e, 0, sizeof *e);
@@ -115,7 +116,13 @@ int mr_elastic_join(struct mr_elastic *e, const struct mr_args *a, const char *i
             return rc;
         }
     }
-    found = tr_posix_elastic_find(&e->el, &ec, MR_FIND_MS, err, sizeof err);
+    /* a job that answers but does not take this process in yet (its ring
+     * still names this rank: the round that drops the old process has not
+     * run) is asked again until --timeout */
+    t0 = mr_now();
+    do
+        found = tr_posix_elastic_find(&e->el, &ec, MR_FIND_MS, err, sizeof err);
+    while (found == TR_ERR_TIMEOUT && mr_now() - t0 < a->timeout_s);
     if (found < 0) {
         fprintf(stderr, "mnist_ring: rank %u: cannot rejoin the job: %s\n", e->rank, err);
         return found;

@@ -134,13 +134,14 @@ if survivors_agree two 1 3; then pass; F_FINISHED=$((F_FINISHED + 1)); else
 check "two of five killed: rank 0 names both" sh -c "grep -q 'rank 1 left' '$T/two.e0' && grep -q 'rank 3 left' '$T/two.e0'"
 
 # --- one killed and started again with the same command line: it rejoins
-job back 4 -1 "" --epochs 2 --batch 10 --timeout 10
+# (8 epochs: the job must outlast the new process's start on a loaded machine)
+job back 4 -1 "" --epochs 8 --batch 10 --timeout 10
 wait_step back 2 5; kill -9 "$(child_of "$(pid_of back 2)")" 2>/dev/null
 F_INJECTED=$((F_INJECTED + 1))
 wait "$(pid_of back 2)" 2>/dev/null
 port=$(cat "$T/back.port")
 $TO 120 "$MR" --data "$T/d" --quiet --debug-param-hash --elastic --job-token back \
-  --init-method "tcp://127.0.0.1:$port" --rank 2 --world-size 4 --epochs 2 --batch 10 --timeout 10 \
+  --init-method "tcp://127.0.0.1:$port" --rank 2 --world-size 4 --epochs 8 --batch 10 --timeout 10 \
   >"$T/back.o2" 2>"$T/back.e2" &
 sed -i "s/^2 .*/2 $!/" "$T/back.pids"
 wait_all back; tally back
@@ -155,14 +156,14 @@ for r in 0 1 2; do echo "$r 127.0.0.1:$(free_port)"; done > "$T/peers.txt"
 : > "$T/tab.pids"
 for r in 0 1 2; do
   $TO 120 "$MR" --data "$T/d" --quiet --debug-param-hash --elastic --job-token tab --peers "$T/peers.txt" \
-    --rank $r --epochs 2 --batch 10 --timeout 10 >"$T/tab.o$r" 2>"$T/tab.e$r" &
+    --rank $r --epochs 8 --batch 10 --timeout 10 >"$T/tab.o$r" 2>"$T/tab.e$r" &
   echo "$r $!" >> "$T/tab.pids"
 done
 wait_step tab 1 20; kill -9 "$(child_of "$(pid_of tab 1)")" 2>/dev/null
 F_INJECTED=$((F_INJECTED + 1))
 wait "$(pid_of tab 1)" 2>/dev/null
 $TO 120 "$MR" --data "$T/d" --quiet --debug-param-hash --elastic --job-token tab --peers "$T/peers.txt" \
-  --rank 1 --epochs 2 --batch 10 --timeout 10 >"$T/tab.o1" 2>"$T/tab.e1" &
+  --rank 1 --epochs 8 --batch 10 --timeout 10 >"$T/tab.o1" 2>"$T/tab.e1" &
 sed -i "s/^1 .*/1 $!/" "$T/tab.pids"
 wait_all tab; tally tab
 if survivors_agree tab; then pass; F_FINISHED=$((F_FINISHED + 1)); else
