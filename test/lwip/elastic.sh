@@ -141,7 +141,7 @@ el_case5() {
   el_rejoin rejoin LPLP 3 5000 "lwip rank 0"
   # 6. an lwIP rank (a board that reboots) killed and started again, admitted
   #    by the POSIX coordinator
-  el_rejoin rejoinlwip PLPL 3 2000 "posix rank 0"
+  el_rejoin rejoinlwip PLPL 3 5000 "posix rank 0"
 }
 
 # el_rejoin NAME KINDS VICTIM TIMEOUT_MS "COORDINATOR's label": VICTIM (the
