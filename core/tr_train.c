@@ -11,7 +11,6 @@
 #include "tr_error.h"
 #include "tr_util.h"
 
-#define START_BYTES 48u
 
 /* ---- bytes: little-endian fields (tr_util.h), float bits, FNV-1a 64, CRC-32 */
 
@@ -558,8 +557,9 @@ int tr_train_refuse(struct tr_train *t, int err)
     return hello_start(t);
 }
 
-/* Rank 0's start record: status, its configuration hash, where to go on. */
-static void start_encode(struct tr_train *t)
+/* Rank 0's start record: status, its configuration hash, where to go on
+ * (START_BYTES; an elastic run's record appends its deal to these). */
+void tr_train_int_start_encode(struct tr_train *t)
 {
     uint8_t *b = t->start_msg;
     tr_put_le64(b, (uint64_t)(int64_t)t->start_status);
@@ -889,7 +889,7 @@ static int advance(struct tr_train *t, struct tr_train_report *rep)
     switch (t->phase) {
     case PH_HELLO:
         if (t->cfg.rank == 0)
-            start_encode(t);
+            tr_train_int_start_encode(t);
         return bcast_start(t, PH_START_BCAST, TR_TRAIN_START_BCAST, t->start_msg, START_BYTES);
     case PH_START_BCAST:
         if ((rc = start_decode(t)) < 0)

@@ -117,17 +117,13 @@ static int hello(struct tr_train *t)
     return 0;
 }
 
-/* The source's record: status, configuration, where training is. */
+/* The source's record: the fixed ring's start record, then the deal, the
+ * BN flags and the position. */
 static void record_encode(struct tr_train *t)
 {
     uint8_t *b = t->start_msg;
     uint32_t flags = (t->sync_due ? RE_SYNC_DUE : 0u) | (t->bn_same ? RE_BN_SAME : 0u);
-    tr_put_le64(b, (uint64_t)(int64_t)t->start_status);
-    tr_put_le64(b + 8, t->config_hash);
-    tr_put_le64(b + 16, t->epoch);
-    tr_put_le64(b + 24, t->step);
-    tr_put_le64(b + 32, t->global_step);
-    tr_put_le64(b + 40, (uint64_t)t->sgd.started);
+    tr_train_int_start_encode(t);      /* status .. SGD started, as a fixed ring's */
     tr_put_le64(b + 48, t->deal_first);
     tr_put_le64(b + 56, t->deal_world);
     tr_put_le64(b + 64, t->deal_step);

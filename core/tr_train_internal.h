@@ -6,6 +6,8 @@
 
 #include "tr_train.h"
 
+#define START_BYTES 48u   /* the fixed ring's start record */
+
 enum tr_train_phase {
     PH_IDLE = 0,       /* initialised, not begun */
     PH_HELLO,          /* hello exchange (configuration hash) */
@@ -38,6 +40,7 @@ enum tr_train_phase {
 };
 
 /* tr_train.c */
+void tr_train_int_start_encode(struct tr_train *t);   /* the first START_BYTES of a record */
 void tr_train_int_fault(struct tr_train *t, int what, int code, int rank);   /* fill t->fault */
 int  tr_train_int_fail(struct tr_train *t, int what, int code, int rank);
 int  tr_train_int_report(const struct tr_train *t, struct tr_train_report *rep, int event);

@@ -13,6 +13,16 @@
 /* A process started again asks the job for at most this long per try. */
 #define MR_FIND_MS 1500u
 
+/* The POSIX port's config for this process's init method. */
+static void posix_config(const struct mr_elastic *e, const char *init_method,
+                         struct tr_posix_config *pc)
+{
+    tr_posix_config_default(pc);
+    pc->init_method = init_method;
+    pc->rank = (int)e->rank;
+    pc->world = (int)e->world;
+}
+
 static void config(struct mr_elastic *e, const struct mr_args *a, const char *job_token,
                    struct tr_posix_elastic_config *ec)
 {
@@ -57,10 +67,7 @@ static int start_fresh(struct mr_elastic *e, const struct mr_args *a, const char
         rc = tr_posix_connect_table(&px, &tc, err, sizeof err);
     } else {
         struct tr_posix_config pc;
-        tr_posix_config_default(&pc);
-        pc.init_method = init_method;
-        pc.rank = (int)e->rank;
-        pc.world = (int)e->world;
+        posix_config(e, init_method, &pc);
         pc.iface = a->iface;
         pc.job_token = ec->job_token;
         pc.connect_timeout_ms = pc.join_timeout_ms = ec->timeout_ms;
@@ -106,10 +113,7 @@ int mr_elastic_join(struct mr_elastic *e, const struct mr_args *a, const char *i
         ec.table = e->table;
     } else {
         struct tr_posix_config pc;
-        tr_posix_config_default(&pc);
-        pc.init_method = init_method;
-        pc.rank = (int)e->rank;
-        pc.world = (int)e->world;
+        posix_config(e, init_method, &pc);
         if ((rc = tr_posix_elastic_master(&pc, &ec.master_addr, &ec.master_port, err,
                                           sizeof err)) < 0) {
             fprintf(stderr, "mnist_ring: --elastic: %s: %s\n", init_method, err);
