@@ -11,7 +11,9 @@
  * (ic, kj) are one array of shifted input rows read at offsets ki*W (the
  * shifted planes, K times smaller than col), and the forward and weight
  * gradient GEMMs read their rows from it on a grid (tr_gemm_at_grid with
- * w^T, tr_gemm_grid_a): the same products in the same order, so the same bits. */
+ * w^T, tr_gemm_grid_a): the same products in the same order, so the same bits.
+ * The planes are made for a group of input channels at a time, each group's
+ * GEMM right after (group_channels). */
 #include "tr_layer_kernels.h"
 
 /* the shifted planes where the GEMM has vector tiles (tr_kernel_gemm.c) */
@@ -134,9 +136,43 @@ static void shifted_grid(struct tr_gemm_grid *g, const struct tr_layer *l)
     g->s2 = shifted_len(l);
 }
 
+/* The planes are made a group of input channels at a time, right before
+ * the GEMMs read their rows: a group's planes stay in the L1 cache (the
+ * whole sample's, 5 times its input, were written out to L2 and read back).
+ * A group is as many channels as have planes in TR_CONV_GROUP_FLOATS. */
+#define TR_CONV_GROUP_FLOATS 6144
+
+static size_t group_channels(const struct tr_layer *l)
+{
+    const size_t per = (size_t)l->d.kernel * shifted_len(l), g = TR_CONV_GROUP_FLOATS / per;
+    return g < 1 ? 1 : g > l->in_c ? l->in_c : g;
+}
+
+/* col's space in a shifted convolution: a group's planes; its input rows, each with zeros around it (16 before, at least
+ * P + 16 after, a multiple of 16 in all); then, for the input gradient,
+ * the band (band_floats) */
+static size_t rows_stride(const struct tr_layer *l)
+{
+    return ((size_t)l->in_w + l->d.pad + 15) / 16 * 16 + 32;
+}
+
+static size_t rows_at(const struct tr_layer *l)
+{
+    return (group_channels(l) * l->d.kernel * shifted_len(l) + 15) / 16 * 16;
+}
+
+static size_t band_at(const struct tr_layer *l)
+{
+    return rows_at(l) + group_channels(l) * l->in_h * rows_stride(l);
+}
+
+/* 1: a stride-1 "same" convolution on a vector target whose planes and
+ * rows fit in col's space */
 static int shifted(const struct tr_layer *l)
 {
-    return TR_CONV_SHIFTED && l->d.stride == 1 && l->out_w == l->in_w;
+    const size_t K = l->d.kernel, p = (size_t)l->out_h * l->out_w;
+    return TR_CONV_SHIFTED && l->d.stride == 1 && l->out_w == l->in_w && l->d.pad <= 16 &&
+           band_at(l) <= K * K * l->in_c * p;
 }
 
 /* mask (K, OH*OW): 1 where output column ow reads inside the input for
@@ -186,29 +222,104 @@ static void shifted_copy(float *restrict row, const float *restrict plane,
         row[q] = 0.0f;
 }
 
-/* z from x: plane (ic, kj) is P rows of zeros, the col row of tap (P, kj)
- * (the input plane read at offset kj - P through kj's column mask), K-1-P
- * rows of zeros */
-static void shifted_planes(float *restrict z, const float *restrict x,
-                           const float *restrict masks, const struct tr_layer *l)
-{
-    const unsigned IC = l->in_c, H = l->in_h, W = l->in_w, K = l->d.kernel, P = l->d.pad;
-    const size_t lz = shifted_len(l), p = (size_t)l->out_h * l->out_w;
-    unsigned ic, kj, wlo, whi;
-    size_t q;
+#if TR_CONV_SHIFTED
+typedef float tr_cv16 __attribute__((vector_size(64)));
+typedef int32_t tr_ci16 __attribute__((vector_size(64)));
 
-    for (ic = 0; ic < IC; ic++)
-        for (kj = 0; kj < K; kj++) {
-            float *zp = z + ((size_t)ic * K + kj) * lz;
-            tr_conv2d_valid_range(&wlo, &whi, kj, 1, P, W, W);
-            for (q = 0; q < (size_t)P * W; q++)
-                zp[q] = 0.0f;
-            shifted_copy(zp + (size_t)P * W, x + (size_t)ic * H * W, masks + (size_t)kj * p, P,
-                         kj, 0, H, wlo, whi, l);
-            for (q = (size_t)P * W + p; q < lz; q++)
-                zp[q] = 0.0f;
+/* dst[0 .. n) = the first n lanes of *vp: with n < 16 the 16 - n floats
+ * after them are read and written back unchanged (they must be in the
+ * buffer: the planes are followed by their input rows) */
+static inline __attribute__((always_inline)) void
+store_lanes(float *dst, const tr_cv16 *vp, size_t n)
+{
+    static const int32_t lane[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+    tr_ci16 idx, keep;
+    tr_cv16 old, v = *vp;
+
+    if (n >= 16) {
+        __builtin_memcpy(dst, &v, sizeof v);
+        return;
+    }
+    __builtin_memcpy(&idx, lane, sizeof idx);
+    __builtin_memcpy(&old, dst, sizeof old);
+    keep = idx < (int32_t)n;
+    v = (tr_cv16)(((tr_ci16)v & keep) | ((tr_ci16)old & ~keep));
+    __builtin_memcpy(dst, &v, sizeof v);
+}
+
+/* n input rows from row r0 of x (rows of W), each to xr at 16 in a row of
+ * rows_stride with zeros around it: whole vectors where the input has 16
+ * floats up to the row's end, else one at a time */
+static void shifted_rows(float *restrict xr, const float *restrict x, size_t r0, size_t n,
+                         const struct tr_layer *l)
+{
+    const size_t W = l->in_w, ws = rows_stride(l);
+    const tr_cv16 zero = {0};
+    size_t r, w;
+
+    for (r = 0; r < n; r++) {
+        float *row = xr + r * ws;
+        const float *src = x + (r0 + r) * W;
+        if ((r0 + r + 1) * W >= 16) {
+            for (w = 0; w + 16 <= W; w += 16)
+                __builtin_memcpy(row + 16 + w, src + w, sizeof zero);
+            __builtin_memcpy(row + W, src + W - 16, sizeof zero);   /* the last 16 */
+        } else {
+            for (w = 0; w < W; w++)
+                row[16 + w] = src[w];
+        }
+        __builtin_memcpy(row, &zero, sizeof zero);
+        __builtin_memcpy(row + 16 + W, &zero, sizeof zero);
+    }
+}
+
+/* z from x for the input channels [ic0, ic1), a row at a time: plane
+ * (ic - ic0, kj) row r is input row r - P read from column kj - P, zeros
+ * outside the input, as whole vectors loaded from the rows shifted_rows
+ * made. A vector may run past its row into the rows of its plane written
+ * after it; one that would run past the plane (whose next plane's first
+ * rows may be written already) ends exactly. */
+static void shifted_planes(float *restrict z, const float *restrict x, size_t ic0, size_t ic1,
+                           const struct tr_layer *l)
+{
+    const size_t H = l->in_h, W = l->in_w, K = l->d.kernel, P = l->d.pad;
+    const size_t lz = shifted_len(l), rows = lz / W, ws = rows_stride(l);
+    float *restrict xr = z + rows_at(l);
+    const tr_cv16 zero = {0};
+    size_t c, r, kj, w;
+
+    shifted_rows(xr, x, ic0 * H, (ic1 - ic0) * H, l);
+    for (c = 0; c < ic1 - ic0; c++)
+        for (r = 0; r < rows; r++) {
+            const int data = r >= P && r < P + H;
+            const float *src = xr + (c * H + (data ? r - P : 0)) * ws + 16 - P;
+            float *zr = z + c * K * lz + r * W;
+            if (r * W + (W + 15) / 16 * 16 > lz) {      /* the plane's last rows */
+                for (kj = 0; kj < K; kj++)
+                    for (w = 0; w < W; w += 16) {
+                        tr_cv16 v = zero;
+                        if (data)
+                            __builtin_memcpy(&v, src + kj + w, sizeof v);
+                        store_lanes(zr + kj * lz + w, &v, lz - r * W - w);
+                    }
+            } else if (!data) {
+                for (kj = 0; kj < K; kj++)
+                    for (w = 0; w < W; w += 16)
+                        __builtin_memcpy(zr + kj * lz + w, &zero, sizeof zero);
+            } else {
+                for (kj = 0; kj < K; kj++)
+                    for (w = 0; w < W; w += 16)
+                        __builtin_memcpy(zr + kj * lz + w, src + kj + w, sizeof zero);
+            }
         }
 }
+#else
+static void shifted_planes(float *z, const float *x, size_t ic0, size_t ic1,
+                           const struct tr_layer *l)
+{
+    (void)z, (void)x, (void)ic0, (void)ic1, (void)l;
+}
+#endif
 
 /* The adjoint of shifted_copy: one long masked add into the plane. */
 static void shifted_add(float *restrict plane, const float *restrict row,
@@ -399,27 +510,31 @@ static void prefetch(const float *p, size_t n)
         __builtin_prefetch(p + j);
 }
 
-/* y = b + w * col, col read from the shifted planes z (in col's space),
- * w^T in wt */
+/* y = b + w * col, col read from the shifted planes z (in col's space) a
+ * group of input channels at a time (each group's GEMM adds to y), w^T in
+ * wt */
 static void forward_shifted(float *y, const float *x, const float *w, const float *b,
-                            const struct tr_layer *l, unsigned n, float *z, float *wt,
-                            float *masks)
+                            const struct tr_layer *l, unsigned n, float *z, float *wt)
 {
     const size_t kk = (size_t)l->in_c * l->d.kernel * l->d.kernel;
     const size_t p = (size_t)l->out_h * l->out_w, OC = l->out_c;
     const size_t xs = (size_t)l->in_c * l->in_h * l->in_w, ys = OC * p;
+    const size_t IC = l->in_c, KK = (size_t)l->d.kernel * l->d.kernel, G = group_channels(l);
     struct tr_gemm_grid g;
-    size_t i;
+    size_t i, ic0;
 
     shifted_grid(&g, l);
-    column_masks(masks, l);
     transpose(wt, w, OC, kk);
     for (i = 0; i < n; i++) {
         float *yi = y + i * ys;
-        shifted_planes(z, x + i * xs, masks, l);
         if (i + 1 < n)
             prefetch(x + (i + 1) * xs, xs);
-        tr_gemm_at_grid(yi, wt, z, &g, OC, p, kk, OC, p, b);   /* from the bias */
+        for (ic0 = 0; ic0 < IC; ic0 += G) {
+            const size_t ic1 = ic0 + G < IC ? ic0 + G : IC;
+            shifted_planes(z, x + i * xs, ic0, ic1, l);
+            tr_gemm_at_grid(yi, wt + ic0 * KK * OC, z, &g, OC, p, (ic1 - ic0) * KK, OC, p,
+                            ic0 == 0 ? b : NULL);      /* from the bias, then adding */
+        }
     }
 }
 
@@ -434,7 +549,7 @@ void tr_conv2d_forward(float *y, const float *x, const float *w, const float *b,
     size_t i, oc, q;
 
     if (shifted(l)) {
-        forward_shifted(y, x, w, b, l, n, scratch, col + kk * p + p * OC + kk * OC, masks);
+        forward_shifted(y, x, w, b, l, n, scratch, col + kk * p + p * OC + kk * OC);
         return;
     }
     if (masks)
@@ -459,9 +574,6 @@ void tr_conv2d_forward(float *y, const float *x, const float *w, const float *b,
  * change, as col2im's masked adds). col2im adds into dx tap after tap, and
  * each add's load waited for the previous tap's store one float off. */
 #if TR_CONV_SHIFTED
-typedef float tr_cv16 __attribute__((vector_size(64)));
-typedef int32_t tr_ci16 __attribute__((vector_size(64)));
-
 /* the band's row length and where a row's position 0 lies in it */
 static size_t band_lo(const struct tr_layer *l)
 {
@@ -474,15 +586,8 @@ static size_t band_row(const struct tr_layer *l)
     return 2 * band_lo(l) + (p + 15) / 16 * 16 + 16;
 }
 
-/* where the band starts in col's space: after the shifted planes, which
- * the weight gradient reads for every sample */
-static size_t band_at(const struct tr_layer *l)
-{
-    return ((size_t)l->in_c * l->d.kernel * shifted_len(l) + 15) / 16 * 16;
-}
-
 /* floats the band, then the K column masks, take (0: col's space has no
- * room for them after the shifted planes; col2im runs) */
+ * room for them after the shifted planes and rows; col2im runs) */
 static size_t band_floats(const struct tr_layer *l)
 {
     const size_t K = l->d.kernel, p = (size_t)l->out_h * l->out_w;
@@ -589,12 +694,6 @@ static void dx_bands(float *dx, const float *wt, const float *dyi, float *band,
     }
 }
 #else
-static size_t band_at(const struct tr_layer *l)
-{
-    (void)l;
-    return 0;
-}
-
 static size_t band_floats(const struct tr_layer *l)
 {
     (void)l;
@@ -647,13 +746,19 @@ void tr_conv2d_backward(float *dx, float *dw, float *db, const float *dy,
         for (oc = 0; oc < OC; oc++)
             db[oc] += tr_sum_lanes16(dyi + oc * p, p);
         transpose(dyt, dyi, OC, p);
-        if (shifted(l)) {         /* col's rows from the shifted planes */
-            shifted_planes(col, x + i * xs, masks, l);
+        if (shifted(l)) {         /* col's rows from the shifted planes, by groups */
+            const size_t G = group_channels(l), KK = (size_t)l->d.kernel * l->d.kernel;
+            size_t ic0;
             if (i + 1 < n) {
                 prefetch(x + (i + 1) * xs, xs);
                 prefetch(dyi + ys, ys);
             }
-            tr_gemm_grid_a(dwt, col, &g, dyt, kk, OC, p, OC, OC);
+            for (ic0 = 0; ic0 < l->in_c; ic0 += G) {
+                const size_t ic1 = ic0 + G < l->in_c ? ic0 + G : l->in_c;
+                shifted_planes(col, x + i * xs, ic0, ic1, l);
+                tr_gemm_grid_a(dwt + ic0 * KK * OC, col, &g, dyt, (ic1 - ic0) * KK, OC, p, OC,
+                               OC);
+            }
         } else {
             im2col(col, x + i * xs, masks, l);
             tr_gemm(dwt, col, dyt, kk, OC, p, p, OC, OC);

@@ -54,6 +54,10 @@ static void conv_cases(void)
     static const unsigned c[][8] = {   /* n, ic, h, w, oc, k, s, p */
         {3, 1, 28, 28, 16, 5, 1, 2}, {2, 16, 14, 14, 32, 5, 1, 2}, {1, 3, 11, 9, 5, 3, 2, 1},
         {4, 2, 10, 13, 7, 4, 3, 0}, {2, 5, 6, 6, 3, 1, 1, 0}, {1, 2, 5, 5, 3, 3, 1, 4}, {2, 3, 7, 12, 5, 3, 1, 1},
+        /* "same" convolutions whose rows end inside a vector, fill it, or are shorter
+         * than the kernel */
+        {2, 3, 9, 17, 4, 3, 1, 1}, {1, 2, 4, 16, 3, 5, 1, 2}, {1, 2, 3, 3, 2, 7, 1, 3},
+        {2, 1, 5, 40, 2, 3, 1, 1},
     };
     unsigned i;
     for (i = 0; i < sizeof c / sizeof c[0]; i++) {
