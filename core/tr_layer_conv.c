@@ -586,12 +586,13 @@ static size_t band_row(const struct tr_layer *l)
     return 2 * band_lo(l) + (p + 15) / 16 * 16 + 16;
 }
 
-/* floats the band, then the K column masks, take (0: col's space has no
- * room for them after the shifted planes and rows; col2im runs) */
+/* floats the band, then the K column masks and 16 of slack, take (0:
+ * col's space has no room for them after the shifted planes and rows;
+ * col2im runs) */
 static size_t band_floats(const struct tr_layer *l)
 {
     const size_t K = l->d.kernel, p = (size_t)l->out_h * l->out_w;
-    const size_t need = K * K * band_row(l) + K * p;
+    const size_t need = K * K * band_row(l) + K * p + 16;
     return band_at(l) + need <= (size_t)l->in_c * K * K * p ? need : 0;
 }
 
@@ -606,24 +607,6 @@ static void band_masks(int32_t *restrict cm, const float *restrict masks,
     for (kj = 0; kj < K; kj++)
         for (q = 0; q < p; q++)
             cm[kj * p + q] = masks[(K - 1 - kj) * p + q] != 0.0f ? -1 : 0;
-}
-
-/* one dx element at position q from the band: the plain form of the sum */
-static float gather_one(const float *band, size_t q, const struct tr_layer *l)
-{
-    const long K = l->d.kernel, P = l->d.pad, W = l->in_w, OH = l->out_h;
-    const long h = (long)q / W, w = (long)q % W;
-    const size_t L = band_row(l), lo = band_lo(l);
-    float s = 0.0f;
-    long ki, kj;
-
-    for (ki = 0; ki < K; ki++)
-        for (kj = 0; kj < K; kj++) {
-            const long oh = h - ki + P, ow = w - kj + P;
-            if (oh >= 0 && oh < OH && ow >= 0 && ow < W)
-                s += band[(size_t)(ki * K + kj) * L + lo + (size_t)(oh * W + ow)];
-        }
-    return s;
 }
 
 /* nc (1 or 4, a constant where it is inlined) chunks of 16 dx elements
@@ -664,19 +647,25 @@ gather_chunks(float *restrict dx, const float *restrict band, const int32_t *res
     }
 }
 
-/* dx plane (H, W) of one input channel from its band */
+/* dx plane (H, W) of one input channel from its band; the last, short
+ * chunk is made whole in t (its lanes past the plane read the band's and
+ * the masks' slack) */
 static void gather_plane(float *restrict dx, const float *restrict band,
                          const int32_t *restrict cm, const struct tr_layer *l)
 {
     const size_t p = (size_t)l->out_h * l->out_w, body = p - p % 16;
+    float t[16];
     size_t q;
 
     for (q = 0; q + 64 <= body; q += 64)
         gather_chunks(dx + q, band, cm, q, 4, l);
     for (; q < body; q += 16)
         gather_chunks(dx + q, band, cm, q, 1, l);
-    for (q = body; q < p; q++)
-        dx[q] = gather_one(band, q, l);
+    if (body < p) {
+        gather_chunks(t, band, cm, body, 1, l);
+        for (q = body; q < p; q++)
+            dx[q] = t[q - body];
+    }
 }
 
 /* dx (IC, H, W) of one sample: per input channel, dcol's rows into the
@@ -728,7 +717,7 @@ void tr_conv2d_backward(float *dx, float *dw, float *db, const float *dy,
      * column masks after them */
     const size_t bands = dx && shifted(l) ? band_floats(l) : 0;
     float *band = col + band_at(l);
-    int32_t *cm = (int32_t *)(void *)(band + (bands ? bands - l->d.kernel * p : 0));
+    int32_t *cm = (int32_t *)(void *)(band + (bands ? bands - l->d.kernel * p - 16 : 0));
     struct tr_gemm_grid g;
     size_t i, oc, q;
 
