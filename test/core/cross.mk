@@ -91,8 +91,31 @@ $(CROSS_DIR)/host/%: $(CROSS_DIR)/var/%/image_arena.h $(CROSS_IMG_SRCS) test/cor
 	$(CC) $(filter-out -ffreestanding,$(CORE_HOST_CFLAGS)) -Icore -I$(CROSS_DIR)/var/$* \
 	  $(call cross_steps,$*) -o $@ test/core/cross/port_host.c test/core/cross/image.c $(BUILD)/libtinyring.a
 
+# On an x86-64 host, the host twin again on core built for narrower vector
+# units (AVX2 without AVX-512; SSE2 only): the kernels' other #if branches
+# must print the same lines. $(CROSS_DIR)/host-<isa>/<variant>
+ifeq ($(shell uname -m),x86_64)
+CROSS_HOST_ISAS := avx2:-march=x86-64-v3 sse2:-march=x86-64
+endif
+isa_flag = $(lastword $(subst :, ,$(filter $(1):%,$(CROSS_HOST_ISAS))))
+$(CROSS_DIR)/isa/%/libtinyring.a: $(CORE_SRCS) $(CORE_HDRS)
+	@rm -rf $(dir $@) && mkdir -p $(dir $@)
+	@for f in $(CORE_SRCS); do \
+	  $(CC) $(CORE_CFLAGS) $(call isa_flag,$*) -c $$f -o $(dir $@)$$(basename $$f .c).o || exit 1; \
+	done
+	ar rcs $@ $(dir $@)*.o
+.SECONDEXPANSION:
+$(CROSS_DIR)/host-%: $(CROSS_DIR)/var/$$(notdir $$*)/image_arena.h $(CROSS_IMG_SRCS) \
+                     test/core/cross/port_host.c $(CROSS_DIR)/isa/$$(patsubst %/,%,$$(dir $$*))/libtinyring.a
+	@mkdir -p $(dir $@)
+	$(CC) $(filter-out -ffreestanding,$(CORE_CFLAGS)) \
+	  $(call isa_flag,$(patsubst %/,%,$(dir $*))) -Icore -I$(CROSS_DIR)/var/$(notdir $*) \
+	  $(call cross_steps,$(notdir $*)) -o $@ test/core/cross/port_host.c test/core/cross/image.c \
+	  $(CROSS_DIR)/isa/$(patsubst %/,%,$(dir $*))/libtinyring.a
+
 CROSS_TEST_IMAGES := $(foreach v,$(CROSS_TEST_VARIANTS),$(CROSS_ARCHS:%=$(CROSS_DIR)/%/$(v).elf) \
-                       $(CROSS_DIR)/host/$(v))
+                       $(CROSS_DIR)/host/$(v) \
+                       $(foreach i,$(CROSS_HOST_ISAS),$(CROSS_DIR)/host-$(firstword $(subst :, ,$(i)))/$(v)))
 CROSS_TEST_VARIANT := $(firstword $(CROSS_TEST_VARIANTS))
 
 .PHONY: cross-core test-cross cross-images

@@ -8,6 +8,10 @@
  * scale, not to its own possibly cancelled value). */
 #include "harness.h"
 #include "tc_util.h"
+
+#ifndef TEST_SUITE
+#define TEST_SUITE "core_fast"
+#endif
 #include <stdio.h>
 
 static void same(const char *what, const float *fast, const float *ref, size_t n)
@@ -245,5 +249,5 @@ int main(void)
     fused_cases();
     model_case(6, 6);
     model_case(8, 5);
-    return th_report("core_fast");
+    return th_report(TEST_SUITE);
 }
