@@ -148,9 +148,16 @@ static size_t group_channels(const struct tr_layer *l)
     return g < 1 ? 1 : g > l->in_c ? l->in_c : g;
 }
 
-/* col's space in a shifted convolution: a group's planes; its input rows, each with zeros around it (16 before, at least
- * P + 16 after, a multiple of 16 in all); then, for the input gradient,
- * the band (band_floats) */
+/* the end of the group that starts at input channel ic0 */
+static size_t group_end(const struct tr_layer *l, size_t ic0)
+{
+    const size_t ic1 = ic0 + group_channels(l);
+    return ic1 < l->in_c ? ic1 : l->in_c;
+}
+
+/* col's space in a shifted convolution: a group's planes; its input rows,
+ * each with zeros around it (16 before, at least P + 16 after, a multiple
+ * of 16 in all); then, for the input gradient, the band (band_floats) */
 static size_t rows_stride(const struct tr_layer *l)
 {
     return ((size_t)l->in_w + l->d.pad + 15) / 16 * 16 + 32;
@@ -519,9 +526,9 @@ static void forward_shifted(float *y, const float *x, const float *w, const floa
     const size_t kk = (size_t)l->in_c * l->d.kernel * l->d.kernel;
     const size_t p = (size_t)l->out_h * l->out_w, OC = l->out_c;
     const size_t xs = (size_t)l->in_c * l->in_h * l->in_w, ys = OC * p;
-    const size_t IC = l->in_c, KK = (size_t)l->d.kernel * l->d.kernel, G = group_channels(l);
+    const size_t KK = (size_t)l->d.kernel * l->d.kernel;
     struct tr_gemm_grid g;
-    size_t i, ic0;
+    size_t i, ic0, ic1;
 
     shifted_grid(&g, l);
     transpose(wt, w, OC, kk);
@@ -529,8 +536,8 @@ static void forward_shifted(float *y, const float *x, const float *w, const floa
         float *yi = y + i * ys;
         if (i + 1 < n)
             prefetch(x + (i + 1) * xs, xs);
-        for (ic0 = 0; ic0 < IC; ic0 += G) {
-            const size_t ic1 = ic0 + G < IC ? ic0 + G : IC;
+        for (ic0 = 0; ic0 < l->in_c; ic0 = ic1) {
+            ic1 = group_end(l, ic0);
             shifted_planes(z, x + i * xs, ic0, ic1, l);
             tr_gemm_at_grid(yi, wt + ic0 * KK * OC, z, &g, OC, p, (ic1 - ic0) * KK, OC, p,
                             ic0 == 0 ? b : NULL);      /* from the bias, then adding */
@@ -736,14 +743,14 @@ void tr_conv2d_backward(float *dx, float *dw, float *db, const float *dy,
             db[oc] += tr_sum_lanes16(dyi + oc * p, p);
         transpose(dyt, dyi, OC, p);
         if (shifted(l)) {         /* col's rows from the shifted planes, by groups */
-            const size_t G = group_channels(l), KK = (size_t)l->d.kernel * l->d.kernel;
-            size_t ic0;
+            const size_t KK = (size_t)l->d.kernel * l->d.kernel;
+            size_t ic0, ic1;
             if (i + 1 < n) {
                 prefetch(x + (i + 1) * xs, xs);
                 prefetch(dyi + ys, ys);
             }
-            for (ic0 = 0; ic0 < l->in_c; ic0 += G) {
-                const size_t ic1 = ic0 + G < l->in_c ? ic0 + G : l->in_c;
+            for (ic0 = 0; ic0 < l->in_c; ic0 = ic1) {
+                ic1 = group_end(l, ic0);
                 shifted_planes(col, x + i * xs, ic0, ic1, l);
                 tr_gemm_grid_a(dwt + ic0 * KK * OC, col, &g, dyt, (ic1 - ic0) * KK, OC, p, OC,
                                OC);

@@ -85,11 +85,13 @@ endef
 $(foreach a,$(CROSS_ARCHS),$(eval $(call CROSS_ARCH_RULES,$(a))))
 
 # the host twin: the same image.c on the host library
+# host_twin(CFLAGS, LIBRARY): the recipe, for the variant in the target's stem
+host_twin = $(CC) $(filter-out -ffreestanding,$(1)) -Icore -I$(CROSS_DIR)/var/$* \
+	  $(call cross_steps,$*) -o $@ test/core/cross/port_host.c test/core/cross/image.c $(2)
 $(CROSS_DIR)/host/%: $(CROSS_DIR)/var/%/image_arena.h $(CROSS_IMG_SRCS) test/core/cross/port_host.c \
                      $(BUILD)/libtinyring.a
 	@mkdir -p $(dir $@)
-	$(CC) $(filter-out -ffreestanding,$(CORE_HOST_CFLAGS)) -Icore -I$(CROSS_DIR)/var/$* \
-	  $(call cross_steps,$*) -o $@ test/core/cross/port_host.c test/core/cross/image.c $(BUILD)/libtinyring.a
+	$(call host_twin,$(CORE_HOST_CFLAGS),$(BUILD)/libtinyring.a)
 
 # On an x86-64 host, the host twin again on core built for narrower vector
 # units (AVX2 without AVX-512; SSE2 only): the kernels' other #if branches
@@ -97,21 +99,20 @@ $(CROSS_DIR)/host/%: $(CROSS_DIR)/var/%/image_arena.h $(CROSS_IMG_SRCS) test/cor
 ifeq ($(shell uname -m),x86_64)
 CROSS_HOST_ISAS := avx2:-march=x86-64-v3 sse2:-march=x86-64
 endif
-isa_flag = $(lastword $(subst :, ,$(filter $(1):%,$(CROSS_HOST_ISAS))))
-$(CROSS_DIR)/isa/%/libtinyring.a: $(CORE_SRCS) $(CORE_HDRS)
-	@rm -rf $(dir $@) && mkdir -p $(dir $@)
-	@for f in $(CORE_SRCS); do \
-	  $(CC) $(CORE_CFLAGS) $(call isa_flag,$*) -c $$f -o $(dir $@)$$(basename $$f .c).o || exit 1; \
-	done
-	ar rcs $@ $(dir $@)*.o
-.SECONDEXPANSION:
-$(CROSS_DIR)/host-%: $(CROSS_DIR)/var/$$(notdir $$*)/image_arena.h $(CROSS_IMG_SRCS) \
-                     test/core/cross/port_host.c $(CROSS_DIR)/isa/$$(patsubst %/,%,$$(dir $$*))/libtinyring.a
-	@mkdir -p $(dir $@)
-	$(CC) $(filter-out -ffreestanding,$(CORE_CFLAGS)) \
-	  $(call isa_flag,$(patsubst %/,%,$(dir $*))) -Icore -I$(CROSS_DIR)/var/$(notdir $*) \
-	  $(call cross_steps,$(notdir $*)) -o $@ test/core/cross/port_host.c test/core/cross/image.c \
-	  $(CROSS_DIR)/isa/$(patsubst %/,%,$(dir $*))/libtinyring.a
+# (1) the ISA's name, (2) its compiler flag
+define CROSS_ISA_RULES
+$(CROSS_DIR)/isa/$(1)/%.o: core/%.c $(CORE_HDRS)
+	@mkdir -p $$(dir $$@)
+	$(CC) $(CORE_CFLAGS) $(2) -c $$< -o $$@
+$(CROSS_DIR)/isa/$(1)/libtinyring.a: $(CORE_SRCS:core/%.c=$(CROSS_DIR)/isa/$(1)/%.o)
+	@rm -f $$@
+	ar rcs $$@ $$^
+$(CROSS_DIR)/host-$(1)/%: $(CROSS_DIR)/var/%/image_arena.h $(CROSS_IMG_SRCS) \
+                          test/core/cross/port_host.c $(CROSS_DIR)/isa/$(1)/libtinyring.a
+	@mkdir -p $$(dir $$@)
+	$$(call host_twin,$(CORE_CFLAGS) $(2),$(CROSS_DIR)/isa/$(1)/libtinyring.a)
+endef
+$(foreach i,$(CROSS_HOST_ISAS),$(eval $(call CROSS_ISA_RULES,$(firstword $(subst :, ,$(i))),$(lastword $(subst :, ,$(i))))))
 
 CROSS_TEST_IMAGES := $(foreach v,$(CROSS_TEST_VARIANTS),$(CROSS_ARCHS:%=$(CROSS_DIR)/%/$(v).elf) \
                        $(CROSS_DIR)/host/$(v) \
