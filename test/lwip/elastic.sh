@@ -91,15 +91,22 @@ el_survivors() {
   echo "$name: $EL_HASH (resumed from position $EL_POS)"
 }
 
+# el_killed NAME KINDS VICTIM: el_kill at step 12, then el_survivors, and
+# how long the survivors took after the kill
+el_killed() {
+  local t0 dt
+  el_kill "$1" "$3" 12
+  t0=$(date +%s%N)
+  el_survivors "$1" "$2" "$3"
+  dt=$(( ($(date +%s%N) - t0) / 1000000 ))
+  echo "lwip: $1: survivors done $dt ms after the kill"
+}
+
 elastic_cases() {
-  local t0 dt first pos
+  local first pos
   # 1. POSIX rank 2 killed
   el_start elastic PLPL 5000 2
-  el_kill elastic 2 12
-  t0=$(date +%s%N)
-  el_survivors elastic PLPL 2
-  dt=$(( ($(date +%s%N) - t0) / 1000000 ))
-  echo "lwip: elastic: survivors done $dt ms after the kill"
+  el_killed elastic PLPL 2
   first=$EL_HASH pos=$EL_POS
   check "elastic: every survivor resumed from one position ($pos)" test "$(echo "$pos" | wc -w)" -eq 1
   # 2. its replay: rank 2 dies right after that position
@@ -115,19 +122,14 @@ elastic_cases() {
   fi
   # 3. lwIP rank 3 killed: no reset, the others' timeout (2 s) finds it
   el_start killlwip PLPL 2000 3
-  el_kill killlwip 3 12
-  t0=$(date +%s%N)
-  el_survivors killlwip PLPL 3
-  dt=$(( ($(date +%s%N) - t0) / 1000000 ))
-  echo "lwip: killlwip: survivors done $dt ms after the kill"
+  el_killed killlwip PLPL 3
   el_case4
 }
 
 el_case4() {
   # 4. an lwIP coordinator
   el_start lwipcoord LPLP 5000 1
-  el_kill lwipcoord 1 12
-  el_survivors lwipcoord LPLP 1
+  el_killed lwipcoord LPLP 1
   check "lwipcoord: lwIP rank 0 decided the round" \
     grep -q "lwip rank 0: round [0-9]* ms, coordinator rank 0, 1 left" "$LOG/lwipcoord.0.out"
   check "lwipcoord: the POSIX and lwIP members followed it" \

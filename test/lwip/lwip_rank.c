@@ -60,13 +60,8 @@ static int rejoin(struct ring_elastic *ops)
                 tr_strerror(rc), (unsigned)el.refusal, round.verdict);
         return rc;
     }
-    printf("lwip rank %u: rejoined as ring rank %d of %d (view %u, coordinator rank %u)\n",
-           el.rank, round.rank, round.world, (unsigned)round.epoch,
-           (unsigned)round.coordinator);
-    ops->joiner = 1;
-    ops->rank = round.rank;
-    ops->world = round.world;
-    ops->source = round.source;
+    ring_elastic_joined(ops, "lwip", el.rank, round.rank, round.world, round.source, round.epoch,
+                        round.coordinator);
     return 0;
 }
 

@@ -69,13 +69,8 @@ static int rejoin(const struct tr_posix_elastic_config *ec, struct ring_elastic 
         fprintf(stderr, "posix rank %u: rejoin failed: %s\n", ec->rank, err);
         return rc < 0 ? rc : TR_ERR_CLOSED;
     }
-    printf("posix rank %u: rejoined as ring rank %d of %d (view %u, coordinator rank %u)\n",
-           ec->rank, round.rank, round.world, (unsigned)round.epoch,
-           (unsigned)round.coordinator);
-    ops->joiner = 1;
-    ops->rank = round.rank;
-    ops->world = round.world;
-    ops->source = round.source;
+    ring_elastic_joined(ops, "posix", ec->rank, round.rank, round.world, round.source, round.epoch,
+                        round.coordinator);
     return 0;
 }
 

@@ -18,6 +18,17 @@
 static float buf_a[MAX_FLOATS], buf_b[MAX_FLOATS];
 static uint8_t scratch[1u << 20] __attribute__((aligned(16)));
 
+void ring_elastic_joined(struct ring_elastic *ops, const char *who, unsigned me, int rank,
+                         int world, int source, uint32_t epoch, uint32_t coordinator)
+{
+    printf("%s rank %u: rejoined as ring rank %d of %d (view %u, coordinator rank %u)\n", who,
+           me, rank, world, (unsigned)epoch, (unsigned)coordinator);
+    ops->joiner = 1;
+    ops->rank = rank;
+    ops->world = world;
+    ops->source = source;
+}
+
 static double now_s(void)
 {
     struct timespec ts;

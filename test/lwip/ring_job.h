@@ -57,6 +57,12 @@ struct ring_elastic {
     int    rank, world, source;
 };
 
+/* A process started again got its place in the running ring: prints it
+ * (as "WHO rank ME: rejoined as ring rank ...", which the tests read) and
+ * keeps it in ops for the training. */
+void ring_elastic_joined(struct ring_elastic *ops, const char *who, unsigned me, int rank,
+                         int world, int source, uint32_t epoch, uint32_t coordinator);
+
 /* Runs the mode; returns the process exit code (0 = all checks passed). */
 int ring_job_run(const struct ring_job *j, const struct tr_transport *tp);
 
