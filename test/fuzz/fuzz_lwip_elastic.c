@@ -4,7 +4,7 @@
  * callbacks), on the real lwIP (NO_SYS=1, the port's lwipopts.h).
  *
  * One lwIP stack in this process, on a netif that loops every packet back
- * into itself (10.0.0.1). The port is original rank 1 of a job of 3 (not the
+ * into itself (10.0.0.1; fuzz_loopif.c). The port is original rank 1 of a job of 3 (not the
  * view's lowest: it never coordinates between rounds), listening on 7001
  * for the whole run (tr_lwip_elastic_start, tr_lwip_listen). The harness
  * connects to it; what the port then receives on that connection is the
@@ -36,6 +36,7 @@
 #include "lwip/timeouts.h"
 
 #include "fuzz.h"
+#include "fuzz_loopif.h"
 #include "tr_elastic.h"
 #include "tr_error.h"
 #include "tr_lwip.h"
@@ -43,81 +44,7 @@
 #define TOKEN      0x5eed0123456789abull
 #define PORT0      7000
 #define MAX_STREAM 512
-#define QUEUE      64                 /* packets in flight on the loop netif */
 #define JOIN_MSG   (TR_EL_HEAD_BYTES + TR_EL_JOIN_BYTES)
-
-/* ---- what a NO_SYS application provides ---------------------------------- */
-
-static uint32_t fake_ms = 1;
-
-u32_t sys_now(void)
-{
-    return fake_ms;
-}
-
-void tr_lwip_platform_assert(const char *msg, const char *file, int line)
-{
-    fprintf(stderr, "lwIP assertion \"%s\" failed at %s:%d\n", msg, file, line);
-    abort();
-}
-
-/* ---- a netif that loops packets back into the stack ---------------------- */
-
-static struct netif nif;
-static struct { uint16_t len; uint8_t b[1600]; } queue[QUEUE];
-static unsigned queued;
-
-static err_t loop_output(struct netif *n, struct pbuf *p, const ip4_addr_t *to)
-{
-    (void)n;
-    (void)to;
-    if (queued < QUEUE && p->tot_len <= sizeof queue[0].b) {
-        queue[queued].len = pbuf_copy_partial(p, queue[queued].b, p->tot_len, 0);
-        queued++;
-    }
-    return ERR_OK;
-}
-
-static err_t loop_init(struct netif *n)
-{
-    n->output = loop_output;
-    n->mtu = 1500;
-    n->flags = NETIF_FLAG_UP | NETIF_FLAG_LINK_UP;
-    return ERR_OK;
-}
-
-static void deliver(void)
-{
-    unsigned n = queued, i;
-    static struct { uint16_t len; uint8_t b[1600]; } now[QUEUE];
-    memcpy(now, queue, sizeof now[0] * n);
-    queued = 0;
-    for (i = 0; i < n; i++) {
-        struct pbuf *p = pbuf_alloc(PBUF_RAW, now[i].len, PBUF_POOL);
-        if (!p)
-            continue;
-        pbuf_take(p, now[i].b, now[i].len);
-        if (nif.input(p, &nif) != ERR_OK)
-            pbuf_free(p);
-    }
-}
-
-static void setup_once(void)
-{
-    static int done;
-    ip4_addr_t a, m, gw;
-    if (done)
-        return;
-    done = 1;
-    lwip_init();
-    IP4_ADDR(&a, 10, 0, 0, 1);
-    IP4_ADDR(&m, 255, 255, 255, 0);
-    IP4_ADDR(&gw, 0, 0, 0, 0);
-    netif_add(&nif, &a, &m, &gw, NULL, loop_init, ip4_input);
-    netif_set_default(&nif);
-    netif_set_up(&nif);
-    netif_set_link_up(&nif);
-}
 
 /* ---- the run ------------------------------------------------------------- */
 
@@ -218,8 +145,8 @@ static void hand_over(struct tcp_pcb *pcb, struct pbuf *p)
 
 static void turn(void)
 {
-    fake_ms += 5;
-    deliver();
+    fuzz_lwip_ms += 5;
+    fuzz_lwip_deliver();
     sys_check_timeouts();
 }
 
@@ -323,7 +250,7 @@ static void teardown(void)
         tcp_abort(tcp_bound_pcbs);
     while (tcp_listen_pcbs.listen_pcbs)
         tcp_close((struct tcp_pcb *)tcp_listen_pcbs.listen_pcbs);
-    queued = 0;
+    fuzz_lwip_drop();
     while (n < 256 && (p[n] = pbuf_alloc(PBUF_RAW, 1, PBUF_POOL)) != NULL)
         n++;
     for (i = 0; i < n; i++)
@@ -352,7 +279,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t n;
     int i;
 
-    setup_once();
+    fuzz_lwip_setup();
     memset(&R, 0, sizeof R);
     flags = fz_u8(&in);
     R.fin = (flags & 2) != 0;
