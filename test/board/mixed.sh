@@ -1,12 +1,10 @@
 #!/usr/bin/env bash
 # tinyring test/board: two mps2-an386 boards (QEMU, LAN9118 on a TAP, ring.elf)
 # and two mnist_ring processes in one ring, over lwIP on the boards and Linux
-# TCP on the hosts, inside a network namespace of its own (bridge br0,
-# 198.18.0.0/24; nothing leaves the namespace). Every rank reads the same
-# --peers table; ranks alternate board/host, so every ring link joins a board
-# and a host:
-#   rank 0 board 198.18.0.10   rank 1 host 198.18.0.1
-#   rank 2 board 198.18.0.11   rank 3 host 198.18.0.2
+# TCP on the hosts, inside a network namespace of its own (test/board/lan.sh:
+# bridge br0, 198.18.0.0/24; nothing leaves the namespace). Every rank reads
+# the same --peers table; ranks alternate board/host, so every ring link
+# joins a board and a host.
 # All four run core's trainer with the same flags on the same IDX files (the
 # seed ConvNet, batch 2 per rank, a few steps). Checked: every rank ends with
 # the parameter and BN-statistics hashes of four mnist_ring processes alone
@@ -24,56 +22,9 @@ QEMU=${BOARD_QEMU:-qemu-system-arm}
 STEPS=${BOARD_MIXED_STEPS:-3}
 source test/lib.sh
 
-if [ -z "${TR_BOARD_NETNS:-}" ]; then
-  # re-run inside a fresh network namespace (needs root or user namespaces)
-  if ! unshare --net true 2>/dev/null; then
-    echo "board_mixed: cannot create a network namespace (unshare --net): not run" >&2
-    fail "network namespace for the ring (run as root)"
-    report "${BOARD_MIXED_SUITE:-board_mixed}"
-    exit 1
-  fi
-  TR_BOARD_NETNS=1 exec timeout 300 unshare --net bash "$0" "$@"
-fi
+SUITE=${BOARD_MIXED_SUITE:-board_mixed}
+source test/board/lan.sh
 
-work=$(mktemp -d /tmp/tr-mixed.XXXXXX)
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; rm -rf "$work"; }
-trap cleanup EXIT
-
-ip link set lo up
-ip link add br0 type bridge
-ip link set br0 up
-ip addr add 198.18.0.1/24 dev br0
-ip addr add 198.18.0.2/24 dev br0
-for t in tap0 tap1; do
-  ip tuntap add dev $t mode tap
-  ip link set $t master br0
-  ip link set $t up
-done
-check "bridge and taps up in the namespace" ip link show tap1 >/dev/null
-
-mkdir -p "$work/data"
-"$GEN" "$work/data" 240 24 7 raw
-printf '# rank address:port (boards .10 and .11, hosts on br0)\n0 198.18.0.10:5000\n1 198.18.0.1:5001\n2 198.18.0.11:5002\n3 198.18.0.2:5003\n' >"$work/peers"
-
-# board RANK TAP MAC TAG FLAGS...: ring.elf as rank RANK, log in $work/TAG-rankR.log
-board() {
-  local r=$1 tap=$2 mac=$3 tag=$4 sh="enable=on,target=native,arg=train" a
-  shift 4
-  for a in --rank "$r" --peers "$work/peers" --data "$work/data" "$@"; do sh="$sh,arg=$a"; done
-  timeout 240 "$QEMU" -M mps2-an386 -display none -monitor none -serial none \
-    -semihosting-config "$sh" -kernel "$B/ring.elf" \
-    -nic tap,ifname=$tap,script=no,downscript=no,model=lan9118,mac=$mac >"$work/$tag-rank$r.log" 2>&1
-  echo $? >"$work/$tag-rank$r.rc"
-}
-# host RANK TAG FLAGS...: mnist_ring as rank RANK
-host() {
-  local r=$1 tag=$2
-  shift 2
-  timeout 240 "$MR" --rank "$r" --peers "$work/peers" --data "$work/data" --quiet "$@" \
-    >"$work/$tag-rank$r.log" 2>&1
-  echo $? >"$work/$tag-rank$r.rc"
-}
 flags=(--job-token mixed --batch 2 --max-steps "$STEPS" --seed 7 --lr 0.01 --debug-param-hash)
 
 # --- 1. two boards and two mnist_ring processes train together
@@ -93,7 +44,6 @@ echo "  board_mixed: $STEPS steps in $((t1 - t0)) s"
 # --- the same job on four mnist_ring processes alone (loopback)
 timeout 120 "$MR" --nproc 4 --data "$work/data" --quiet "${flags[@]}" >"$work/ref.out" 2>"$work/ref.err"
 check "host-only reference (--nproc 4) exit 0" [ $? -eq 0 ]
-final_of() { sed -n "s/^final-hash rank $2 //p" "$1"; }
 ref=$(final_of "$work/ref.err" 0)
 echo "  board_mixed: final hashes: reference '$ref'"
 for r in 0 1 2 3; do
@@ -124,7 +74,7 @@ check "board rank 0 prints the epoch line with the ring's test accuracy ($acc_b 
 # --- 2. a board killed mid-run: both mnist_ring ranks stop, naming it
 # (BOARD_MIXED_KILL=0 skips it: the 512 KiB image's run checks the training)
 if [ "${BOARD_MIXED_KILL:-1}" = 0 ]; then
-  report "${BOARD_MIXED_SUITE:-board_mixed}"
+  report "$SUITE"
   exit $?
 fi
 kflags=(--job-token killed --batch 2 --epochs 2 --seed 7 --lr 0.01 --debug-param-hash --timeout 6)
@@ -150,4 +100,4 @@ for r in 1 3; do
     grep -Eq "rank $r: .* failed: .*(peer rank 2\)|rank 2 \(right neighbour\) has acknowledged nothing)" "$work/kill-rank$r.log"
 done
 check "killed board: the hosts stopped within 20 s ($((t1 - t0)) s; --timeout 6)" [ $((t1 - t0)) -le 20 ]
-report "${BOARD_MIXED_SUITE:-board_mixed}"
+report "$SUITE"
