@@ -274,14 +274,10 @@ int tr_el_view_initial(struct tr_el_view *v, uint32_t world, const uint32_t *add
 
 int tr_el_view_index(const struct tr_el_view *v, uint32_t rank)
 {
-    uint32_t i;
-    for (i = 0; i < v->n; i++)
-        if (v->m[i].rank == rank)
-            return (int)i;
-    return -1;
+    return tr_el_member_index(v->m, v->n, rank);
 }
 
-static int index_in(const struct tr_el_member *m, uint32_t n, uint32_t rank)
+int tr_el_member_index(const struct tr_el_member *m, uint32_t n, uint32_t rank)
 {
     uint32_t i;
     for (i = 0; i < n; i++)
@@ -305,7 +301,7 @@ static int tally(const struct tr_el_member *prev, uint32_t prev_n,
         return TR_ERR_INVAL;
     for (i = 0; i < n; i++) {
         const struct tr_el_join *j = &joined[i];
-        int in_prev = index_in(prev, prev_n, j->rank) >= 0;
+        int in_prev = tr_el_member_index(prev, prev_n, j->rank) >= 0;
         for (k = 0; k < i; k++)
             if (joined[k].rank == j->rank)
                 return TR_ERR_INVAL;
@@ -341,7 +337,7 @@ static void form(const struct tr_el_join *joined, unsigned n, uint32_t source_ra
         next[k] = e;
         (*next_n)++;
     }
-    *next_source = (uint32_t)index_in(next, *next_n, source_rank);
+    *next_source = (uint32_t)tr_el_member_index(next, *next_n, source_rank);
 }
 
 int tr_el_decide_brief(const struct tr_el_brief *prev, const struct tr_el_member *prev_m,

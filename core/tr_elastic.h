@@ -170,8 +170,10 @@ int tr_el_decode(const uint8_t *in, size_t n, struct tr_el_msg *m);
 int tr_el_view_initial(struct tr_el_view *v, uint32_t world, const uint32_t *addr,
                        const uint16_t *port);
 
-/* Index of original rank `rank` in v, or -1. */
+/* Index of original rank `rank` in v, or -1; the same in a member list
+ * m[0..n). */
 int tr_el_view_index(const struct tr_el_view *v, uint32_t rank);
+int tr_el_member_index(const struct tr_el_member *m, uint32_t n, uint32_t rank);
 
 /* The coordinator's decision for the view after prev. joined[0..n) are the
  * JOINs it accepted: previous members (flag clear, rank in prev) and

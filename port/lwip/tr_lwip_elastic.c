@@ -70,15 +70,6 @@ static void el_turn(struct tr_lwip_elastic *el, uint32_t deadline)
     el->lw->cfg.drive(el->lw->cfg.drive_arg, left < 10u ? left : 10u);
 }
 
-static int view_index(const struct tr_el_member *m, uint32_t n, uint32_t rank)
-{
-    uint32_t i;
-    for (i = 0; i < n; i++)
-        if (m[i].rank == rank)
-            return (int)i;
-    return -1;
-}
-
 static uint32_t addr_of(const struct tr_lwip_addr *a)
 {
     uint32_t v;
@@ -173,7 +164,7 @@ static int coord_judge(struct tr_lwip_el_conn *c)
 {
     struct tr_lwip_elastic *el = c->el;
     const struct tr_el_join *j = &c->join;
-    int joiner = (j->flags & TR_EL_JOINER) != 0, k = view_index(el->m, el->n, j->rank);
+    int joiner = (j->flags & TR_EL_JOINER) != 0, k = tr_el_member_index(el->m, el->n, j->rank);
     struct tr_lwip_el_conn *old;
     uint32_t answer = TR_EL_ACCEPT;
     struct tr_el_brief b;
@@ -219,7 +210,7 @@ static int lowest_answer(struct tr_lwip_el_conn *c)
     if ((j->flags & TR_EL_JOINER) && c->epoch != TR_EL_ANY_EPOCH)
         return conn_reply(c, TR_EL_STALE, el->rank);
     if (!(j->flags & TR_EL_JOINER) && before(c->epoch, el->epoch))
-        return conn_reply(c, view_index(el->m, el->n, j->rank) < 0 ? TR_EL_EXCLUDED
+        return conn_reply(c, tr_el_member_index(el->m, el->n, j->rank) < 0 ? TR_EL_EXCLUDED
                                                                    : TR_EL_STALE, el->rank);
     return 0;
 }
@@ -247,7 +238,7 @@ static int conn_answer(struct tr_lwip_el_conn *c)
         return conn_reply(c, TR_EL_NOT_COORD, el->coord);
     if (el->index == 0)
         return lowest_answer(c);
-    if ((c->join.flags & TR_EL_JOINER) ? view_index(el->m, el->n, c->join.rank) < 0
+    if ((c->join.flags & TR_EL_JOINER) ? tr_el_member_index(el->m, el->n, c->join.rank) < 0
                                        : before(c->epoch, el->epoch))
         return conn_reply(c, TR_EL_NOT_COORD, el->m[0].rank);
     return 0;                      /* as the POSIX port: a joiner whose rank the
@@ -609,7 +600,7 @@ static int coord_tally(struct tr_lwip_elastic *el)
         int k;
         if (!c->pcb || c->state != C_ACCEPTED || (c->join.flags & TR_EL_JOINER))
             continue;
-        if ((k = view_index(el->m, el->n, c->join.rank)) >= 0)
+        if ((k = tr_el_member_index(el->m, el->n, c->join.rank)) >= 0)
             el->answered[k] = 1;
     }
     for (i = 0; i < el->n; i++)
@@ -679,7 +670,7 @@ static void coord_tell(struct tr_lwip_elastic *el, const struct tr_el_brief *m)
             else
                 conn_close(c);
         } else if (c->pcb && c->state == C_PENDING && m->type == TR_EL_VIEW &&
-                   view_index(el->next, m->n, c->join.rank) >= 0) {
+                   tr_el_member_index(el->next, m->n, c->join.rank) >= 0) {
             conn_reply(c, TR_EL_DUPLICATE, el->rank);
         }
     }
@@ -801,7 +792,7 @@ static int member_step(struct tr_lwip_elastic *el, uint32_t *k, uint64_t positio
         out->coordinator = b->coord;
         return TR_ERR_MISMATCH;
     }
-    hint = view_index(el->m, el->n, b->coord);
+    hint = tr_el_member_index(el->m, el->n, b->coord);
     if (hint < 0 || el->dead[hint])
         (*k)++;
     else
@@ -837,7 +828,7 @@ static int round_once(struct tr_lwip_elastic *el, uint64_t position, struct tr_e
 static int take_view(struct tr_lwip_elastic *el, const struct tr_el_brief *b,
                      struct tr_lwip_elastic_round *out)
 {
-    int index = view_index(el->next, b->n, el->rank);
+    int index = tr_el_member_index(el->next, b->n, el->rank);
     uint32_t i;
     if (index < 0)
         return TR_ERR_PROTO;       /* a view that does not name this rank */
@@ -850,7 +841,7 @@ static int take_view(struct tr_lwip_elastic *el, const struct tr_el_brief *b,
     out->coordinator = el->coord;
     out->n_left = 0;
     for (i = 0; i < el->n; i++)
-        if (view_index(el->next, b->n, el->m[i].rank) < 0)
+        if (tr_el_member_index(el->next, b->n, el->m[i].rank) < 0)
             out->left[out->n_left++] = el->m[i].rank;
     el->epoch = b->epoch;
     el->n = b->n;
@@ -1038,7 +1029,7 @@ int tr_lwip_elastic_service(struct tr_lwip_elastic *el)
     for (i = 0; i < TR_LWIP_EL_CONNS; i++) {
         const struct tr_lwip_el_conn *c = &el->conn[i];
         if (c->pcb && c->state == C_PENDING && (c->join.flags & TR_EL_JOINER))
-            waiting += view_index(el->m, el->n, c->join.rank) < 0;
+            waiting += tr_el_member_index(el->m, el->n, c->join.rank) < 0;
     }
     return waiting;
 }
