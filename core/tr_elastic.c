@@ -272,6 +272,16 @@ int tr_el_view_initial(struct tr_el_view *v, uint32_t world, const uint32_t *add
     return 0;
 }
 
+void tr_el_config_defaults(uint32_t *timeout_ms, uint32_t *handshake_ms, unsigned *min_ranks)
+{
+    if (!*timeout_ms)
+        *timeout_ms = TR_EL_DEFAULT_TIMEOUT_MS;
+    if (!*handshake_ms)
+        *handshake_ms = TR_EL_DEFAULT_HANDSHAKE_MS;
+    if (!*min_ranks)
+        *min_ranks = 1;
+}
+
 int tr_el_view_index(const struct tr_el_view *v, uint32_t rank)
 {
     return tr_el_member_index(v->m, v->n, rank);

@@ -170,6 +170,13 @@ int tr_el_decode(const uint8_t *in, size_t n, struct tr_el_msg *m);
 int tr_el_view_initial(struct tr_el_view *v, uint32_t world, const uint32_t *addr,
                        const uint16_t *port);
 
+/* A port's elastic config (tr_posix_elastic_config, tr_lwip_elastic_config):
+ * 0 for its membership timeout, its handshake deadline or its smallest view
+ * means TR_EL_DEFAULT_TIMEOUT_MS, TR_EL_DEFAULT_HANDSHAKE_MS and 1. */
+#define TR_EL_DEFAULT_TIMEOUT_MS   60000u
+#define TR_EL_DEFAULT_HANDSHAKE_MS 3000u
+void tr_el_config_defaults(uint32_t *timeout_ms, uint32_t *handshake_ms, unsigned *min_ranks);
+
 /* Index of original rank `rank` in v, or -1; the same in a member list
  * m[0..n). */
 int tr_el_view_index(const struct tr_el_view *v, uint32_t rank);

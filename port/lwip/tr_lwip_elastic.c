@@ -30,8 +30,6 @@
 #include "tr_lwip.h"
 #include "tr_elastic.h"
 
-#define DEF_TIMEOUT_MS   60000u
-#define DEF_HANDSHAKE_MS 3000u
 #define RETRY_MS   20u     /* a JOIN closed unanswered: ask again after this */
 #define MAX_ROUNDS 4u      /* rounds in one call when the new links fail */
 #define POLL_TICKS 2u      /* tcp_poll interval of a JOIN being read (x 500 ms) */
@@ -989,12 +987,7 @@ int tr_lwip_elastic_start(struct tr_lwip_elastic *el, const struct tr_lwip_elast
         return TR_ERR_INVAL;
     memset(el, 0, sizeof *el);
     el->cfg = *cfg;
-    if (!el->cfg.timeout_ms)
-        el->cfg.timeout_ms = DEF_TIMEOUT_MS;
-    if (!el->cfg.handshake_ms)
-        el->cfg.handshake_ms = DEF_HANDSHAKE_MS;
-    if (!el->cfg.min_ranks)
-        el->cfg.min_ranks = 1;
+    tr_el_config_defaults(&el->cfg.timeout_ms, &el->cfg.handshake_ms, &el->cfg.min_ranks);
     el->lw = lw;
     el->rank = (uint32_t)lw->cfg.rank;
     el->world = (uint32_t)lw->cfg.world;

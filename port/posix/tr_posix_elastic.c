@@ -18,8 +18,6 @@
 #include "tr_error.h"
 #include "tr_posix_int.h"
 
-#define DEFAULT_TIMEOUT_MS   60000u
-#define DEFAULT_HANDSHAKE_MS 3000u
 #define MASTER_RETRY_MS      100u    /* the coordinator's next bind attempt */
 
 void tr_posix_el_sleep(int ms)
@@ -396,12 +394,7 @@ static int el_init(struct tr_posix_elastic *el, const struct tr_posix_elastic_co
         err[0] = 0;
     el->cfg = *cfg;
     el->cfg.table = NULL;
-    if (!el->cfg.timeout_ms)
-        el->cfg.timeout_ms = DEFAULT_TIMEOUT_MS;
-    if (!el->cfg.handshake_ms)
-        el->cfg.handshake_ms = DEFAULT_HANDSHAKE_MS;
-    if (!el->cfg.min_ranks)
-        el->cfg.min_ranks = 1;
+    tr_el_config_defaults(&el->cfg.timeout_ms, &el->cfg.handshake_ms, &el->cfg.min_ranks);
     tr_posix_config_default(&spin);             /* only for tr_posix_spin_for */
     spin.spin_us = cfg->spin_us;
     spin.local_ranks = cfg->local_ranks;
