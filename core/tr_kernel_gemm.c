@@ -451,11 +451,70 @@ void tr_gemm_grid_a(float *c, const float *a, const struct tr_gemm_grid *g, cons
 
 /* B's rows [p0, p0+k) on the grid, their offsets in off; C starts at
  * bias[i] in row i (bias NULL: at C) */
+#if TR_VW > 4
+/* The last columns j .. j+nc-1 (nc <= 4) of rows 0 .. 2*TR_VW-1, with the
+ * rows as the vector lanes: A stored (K, M) holds a k step's row values
+ * together, so a step is two vector loads of A and one B value per column
+ * (a 4-lane tile per row block spends as many operations on 4 columns as a
+ * full vector tile on 16). Row i of C starts at bias[i] or at C. */
+#define CX_INIT(t)                                                            \
+    tr_vf x##t##0 = {0}, x##t##1 = {0};                                       \
+    if (nc > t) {                                                             \
+        if (bias) {                                                           \
+            __builtin_memcpy(&x##t##0, bias, sizeof(tr_vf));                  \
+            __builtin_memcpy(&x##t##1, bias + TR_VW, sizeof(tr_vf));          \
+        } else                                                                \
+            for (i = 0; i < TR_VW; i++) {                                     \
+                x##t##0[i] = c[i * ldc + t];                                  \
+                x##t##1[i] = c[(i + TR_VW) * ldc + t];                        \
+            }                                                                 \
+    }
+#define CX_STEP(t)                                                            \
+    if (nc > t) {                                                             \
+        const float bv = bw[t];                                               \
+        x##t##0 += bv * a0;                                                   \
+        x##t##1 += bv * a1;                                                   \
+    }
+#define CX_STORE(t)                                                           \
+    if (nc > t)                                                               \
+        for (i = 0; i < TR_VW; i++) {                                         \
+            c[i * ldc + t] = x##t##0[i];                                      \
+            c[(i + TR_VW) * ldc + t] = x##t##1[i];                            \
+        }
+
+TR_TILE void ctile_gb(float *restrict c, const float *restrict a, const float *restrict b,
+                      const size_t *off, size_t k, size_t lda, size_t ldc, const float *bias,
+                      const int nc)
+{
+    size_t p, i;
+    CX_INIT(0) CX_INIT(1) CX_INIT(2) CX_INIT(3)
+    for (p = 0; p < k; p++) {
+        const float *bw = b + off[p];
+        tr_vf a0, a1;
+        __builtin_memcpy(&a0, a + p * lda, sizeof a0);
+        __builtin_memcpy(&a1, a + p * lda + TR_VW, sizeof a1);
+        CX_STEP(0) CX_STEP(1) CX_STEP(2) CX_STEP(3)
+    }
+    CX_STORE(0) CX_STORE(1) CX_STORE(2) CX_STORE(3)
+}
+
+static void tile_cols_gb(size_t nc, float *c, const float *a, const float *b, const size_t *off,
+                         size_t k, size_t lda, size_t ldc, const float *bias)
+{
+    switch (nc) {
+    case 4: ctile_gb(c, a, b, off, k, lda, ldc, bias, 4); break;
+    case 3: ctile_gb(c, a, b, off, k, lda, ldc, bias, 3); break;
+    case 2: ctile_gb(c, a, b, off, k, lda, ldc, bias, 2); break;
+    default: ctile_gb(c, a, b, off, k, lda, ldc, bias, 1); break;
+    }
+}
+#endif
+
 static void gemm_gb_rows(float *c, const float *a, const float *b, const size_t *off,
                          size_t m, size_t n, size_t k, size_t lda, size_t ldc,
                          const float *bias)
 {
-    size_t i, j = 0, r, p;
+    size_t i, j = 0, r, p, i0 = 0;
 
     for (; j + 2 * TR_VW <= n; j += 2 * TR_VW)
         for (i = 0; i < m; i += r) {
@@ -467,12 +526,19 @@ static void gemm_gb_rows(float *c, const float *a, const float *b, const size_t 
             r = block_rows(m - i);
             tile_1v_gb(r, c + i * ldc + j, a + i, b + j, off, k, lda, ldc, bias ? bias + i : NULL);
         }
-    for (; j + 4 <= n; j += 4)
-        for (i = 0; i < m; i += r) {
+#if TR_VW > 4
+    /* the last columns: rows as lanes where 2 vectors of rows are left */
+    for (; j < n && i0 + 2 * TR_VW <= m; i0 += 2 * TR_VW)
+        for (p = j; p < n; p += 4)
+            tile_cols_gb(n - p < 4 ? n - p : 4, c + i0 * ldc + p, a + i0, b + p, off, k, lda, ldc,
+                         bias ? bias + i0 : NULL);
+#endif
+    for (; j + 4 <= n; j += 4)             /* the other rows' */
+        for (i = i0; i < m; i += r) {
             r = block_rows(m - i);
             tile_q_gb(r, c + i * ldc + j, a + i, b + j, off, k, lda, ldc, bias ? bias + i : NULL);
         }
-    for (i = 0; j < n && i < m; i++) {     /* the last columns: the reference */
+    for (i = i0; j < n && i < m; i++) {    /* the last columns: the reference */
         for (p = j; bias && p < n; p++)
             c[i * ldc + p] = bias[i];
         for (p = 0; p < k; p++)

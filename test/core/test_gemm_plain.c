@@ -164,6 +164,11 @@ int main(void)
     for (m = 1; m <= 17; m++)
         for (j = 0; j < sizeof cols / sizeof cols[0]; j++)
             check_grid(m, cols[j], 1 + m % 7);
+    /* rows past two vectors of them (the last columns with rows as lanes,
+     * the rows left after them in the narrower tiles) */
+    for (m = 32; m <= 70; m += 19)
+        for (j = 0; j < sizeof cols / sizeof cols[0]; j++)
+            check_grid(m, cols[j], 3 + m % 5);
     /* the lean plan's input gradients: dcol (IC*K*K, band) = w^T dy */
     check_at(400, 8, 32);
     check_at(25, 8, 16);
