@@ -904,13 +904,15 @@ static int advance(struct tr_train *t, struct tr_train_report *rep)
         return start_report(t, rep);
     case PH_GRADS:
         if (t->cfg.elastic) {   /* a change asked for travels with every step */
+            /* taken now: a request made while the flag's sum runs is kept
+             * for the next step, not cleared when the sum completes */
             t->change_flag = t->change_asked ? 1.0f : 0.0f;
+            t->change_asked = 0;
             return tr_train_int_reduce(t, PH_FLAG, TR_TRAIN_GRADIENTS, &t->change_flag, 1,
                                        TR_OP_SUM);
         }
         return step_finish(t, rep);
     case PH_FLAG:
-        t->change_asked = 0;
         return step_finish(t, rep);
     case PH_SYNC:
         t->phase = PH_STEP;

@@ -940,6 +940,59 @@ static void test_elastic_regrow(void)
     free(g);
 }
 
+/* Rank 0 asks for a change once, `ask` turns after its first step (0: never),
+ * as an app asks once per joiner. Returns the STEP events rank 0 saw after
+ * the request before TR_TRAIN_CHANGE (-1: none came within 3), or with
+ * ask 0, the turns between rank 0's first two steps. */
+static int ering_ask_at(struct ering *g, int ask)
+{
+    int turn = -1, steps = 0, first = -1;
+    ering_open(g, 3, 1);
+    for (int rounds = 0; rounds < 200000 && steps < 3; rounds++) {
+        int lost = 0;
+        if (turn >= 0 && ++turn == ask)
+            tr_train_request_change(&g->r[0]->t);
+        if (!ering_turn(g, &lost))
+            break;
+        if (g->rc[0] == TR_TRAIN_CHANGE && ask > 0 && turn >= ask)
+            return steps;
+        if (g->rc[0] == TR_TRAIN_STEP) {
+            if (turn < 0)
+                turn = first = 0;
+            else if (ask == 0)
+                return turn - first;
+            else if (turn >= ask)
+                steps++;
+        }
+        g->net[g->cur].now++;
+    }
+    return -1;
+}
+
+/* A change asked for at any moment of a step (while the gradients or the
+ * change flag's sum are in flight, or between steps) is carried by that
+ * step or the next: TR_TRAIN_CHANGE comes within two steps. */
+static void test_elastic_request_any_turn(void)
+{
+    struct ering *g = malloc(sizeof *g);
+    int per_step, missed = 0, late = 0, j;
+    per_step = ering_ask_at(g, 0);
+    ering_close(g);
+    for (j = 1; per_step > 0 && j <= 2 * per_step; j++) {
+        int steps = ering_ask_at(g, j);
+        ering_close(g);
+        missed += steps < 0;
+        late += steps > 2;
+        if (steps < 0)
+            TH_CHECK(0, "a change asked at turn %d after a step (%d turns per step) was lost",
+                     j, per_step);
+    }
+    TH_CHECK(per_step > 0 && missed == 0 && late == 0,
+             "a change asked at each of %d turns (%d per step) came within two steps",
+             2 * per_step, per_step);
+    free(g);
+}
+
 /* An elastic run's checkpoint (version 2: the deal) resumes at another
  * world: taken when the ring is lost, it restarts 2 ranks that train the
  * same parameters as the 2 survivors that went on without it. */
@@ -996,6 +1049,7 @@ int main(void)
     test_elastic_plain();
     test_elastic_deaths();
     test_elastic_regrow();
+    test_elastic_request_any_turn();
     test_elastic_state();
     return th_report("train");
 }
