@@ -169,6 +169,15 @@ int main(void)
     for (m = 32; m <= 70; m += 19)
         for (j = 0; j < sizeof cols / sizeof cols[0]; j++)
             check_grid(m, cols[j], 3 + m % 5);
+    /* A stored (K, M), row counts between and past whole vectors, with
+     * every kind of last columns; and the conv2 input gradient's channel
+     * (25 rows of dcol, 196 positions, 32 output channels) */
+    for (m = 18; m <= 60; m += 7)
+        for (j = 0; j < sizeof cols / sizeof cols[0]; j++) {
+            check_at(m, cols[j], 2 + m % 5);
+            check_grid(m, cols[j], 1 + m % 7);
+        }
+    check_at(25, 196, 32);
     /* the lean plan's input gradients: dcol (IC*K*K, band) = w^T dy */
     check_at(400, 8, 32);
     check_at(25, 8, 16);
