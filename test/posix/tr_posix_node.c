@@ -166,37 +166,33 @@ static int comm_fail(struct tr_comm *c, int rank, int rc, const char *what)
     return -rc;
 }
 
-int main(int argc, char **argv)
-{
+/* the command line of one rank */
+struct node {
     struct tr_posix_config pc;
-    struct tr_posix px;
-    struct tr_transport tp;
-    struct tr_comm_config cc;
-    struct tr_comm comm;
-    const char *op = NULL, *out = NULL, *algo_s = "ring", *table_s = NULL;
-    struct tr_posix_table_config tc;
-    struct tr_posix_endpoint table[TR_POSIX_MAX_WORLD];
-    size_t count = 1000, i;
-    long iters = 1, it;
-    int root = 0, rc, a, bad = 0;
-    uint32_t ctimeout = 10000, segment = 0;
-    uint64_t hash = 0;
-    char err[512];
-    enum tr_algo algo = TR_ALGO_RING;
-    float *buf, *want;
-    void *scratch;
+    const char *op, *out, *table_s;
+    enum tr_algo algo;
+    size_t count;
+    long iters;
+    int root;
+    uint32_t ctimeout, segment;
+};
 
-    if (argc >= 2 && !strcmp(argv[1], "free-port"))
-        return free_port();
-    if (argc >= 4 && !strcmp(argv[1], "hold"))
-        return hold(atoi(argv[2]), atoi(argv[3]));
+/* Parses the options into n. Returns 0, or the exit status (2: usage). */
+static int parse_args(struct node *n, int argc, char **argv)
+{
+    const char *algo_s = "ring";
+    int a;
 
-    tr_posix_config_default(&pc);
-    pc.job_token = tr_posix_token(getenv("TINYRING_JOB"));
+    memset(n, 0, sizeof *n);
+    tr_posix_config_default(&n->pc);
+    n->pc.job_token = tr_posix_token(getenv("TINYRING_JOB"));
+    n->count = 1000;
+    n->iters = 1;
+    n->ctimeout = 10000;
     for (a = 1; a < argc; a++) {
         const char *k = argv[a], *v = a + 1 < argc ? argv[a + 1] : NULL;
         if (k[0] != '-' || k[1] != '-') {
-            op = k;
+            n->op = k;
             continue;
         }
         if (!v) {
@@ -204,24 +200,24 @@ int main(int argc, char **argv)
             return 2;
         }
         a++;
-        if (!strcmp(k, "--init")) pc.init_method = v;
-        else if (!strcmp(k, "--rank")) pc.rank = atoi(v);
-        else if (!strcmp(k, "--world")) pc.world = atoi(v);
-        else if (!strcmp(k, "--token")) pc.job_token = tr_posix_token(v);
-        else if (!strcmp(k, "--iface")) pc.iface = v;
-        else if (!strcmp(k, "--table")) table_s = v;
-        else if (!strcmp(k, "--addr")) pc.addr = v;
-        else if (!strcmp(k, "--listen-port")) pc.listen_port = (uint16_t)atoi(v);
-        else if (!strcmp(k, "--join-ms")) pc.join_timeout_ms = (uint32_t)atol(v);
-        else if (!strcmp(k, "--connect-ms")) pc.connect_timeout_ms = (uint32_t)atol(v);
-        else if (!strcmp(k, "--handshake-ms")) pc.handshake_ms = (uint32_t)atol(v);
-        else if (!strcmp(k, "--timeout-ms")) ctimeout = (uint32_t)atol(v);
-        else if (!strcmp(k, "--segment")) segment = (uint32_t)atol(v);
-        else if (!strcmp(k, "--count")) count = (size_t)atol(v);
-        else if (!strcmp(k, "--iters")) iters = atol(v);
+        if (!strcmp(k, "--init")) n->pc.init_method = v;
+        else if (!strcmp(k, "--rank")) n->pc.rank = atoi(v);
+        else if (!strcmp(k, "--world")) n->pc.world = atoi(v);
+        else if (!strcmp(k, "--token")) n->pc.job_token = tr_posix_token(v);
+        else if (!strcmp(k, "--iface")) n->pc.iface = v;
+        else if (!strcmp(k, "--table")) n->table_s = v;
+        else if (!strcmp(k, "--addr")) n->pc.addr = v;
+        else if (!strcmp(k, "--listen-port")) n->pc.listen_port = (uint16_t)atoi(v);
+        else if (!strcmp(k, "--join-ms")) n->pc.join_timeout_ms = (uint32_t)atol(v);
+        else if (!strcmp(k, "--connect-ms")) n->pc.connect_timeout_ms = (uint32_t)atol(v);
+        else if (!strcmp(k, "--handshake-ms")) n->pc.handshake_ms = (uint32_t)atol(v);
+        else if (!strcmp(k, "--timeout-ms")) n->ctimeout = (uint32_t)atol(v);
+        else if (!strcmp(k, "--segment")) n->segment = (uint32_t)atol(v);
+        else if (!strcmp(k, "--count")) n->count = (size_t)atol(v);
+        else if (!strcmp(k, "--iters")) n->iters = atol(v);
         else if (!strcmp(k, "--algo")) algo_s = v;
-        else if (!strcmp(k, "--root")) root = atoi(v);
-        else if (!strcmp(k, "--out")) out = v;
+        else if (!strcmp(k, "--root")) n->root = atoi(v);
+        else if (!strcmp(k, "--out")) n->out = v;
         else if (!strcmp(k, "--pid-file")) {       /* so the driver can SIGKILL this rank */
             FILE *f = fopen(v, "w");
             if (f) {
@@ -234,152 +230,246 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    if (!op) {
+    if (!n->op) {
         fprintf(stderr, "usage: see the comment at the top of test/posix/tr_posix_node.c\n");
         return 2;
     }
-    if (!strcmp(algo_s, "chain")) algo = TR_ALGO_CHAIN;
-    else if (!strcmp(algo_s, "rb")) algo = TR_ALGO_REDUCE_BCAST;
+    n->algo = !strcmp(algo_s, "chain") ? TR_ALGO_CHAIN
+            : !strcmp(algo_s, "rb")    ? TR_ALGO_REDUCE_BCAST : TR_ALGO_RING;
+    return 0;
+}
 
-    if (table_s) {
-        char one[64];
-        const char *p = table_s;
-        int n = 0;
+/* --table's entries into table. Returns how many, or -(the exit status). */
+static int parse_table(const struct node *n, struct tr_posix_endpoint *table)
+{
+    char one[64], err[256];
+    const char *p = n->table_s;
+    int k = 0;
+
+    while (*p) {
+        size_t len = strcspn(p, ",");
+        if (len >= sizeof one || k == TR_POSIX_MAX_WORLD) {
+            fprintf(stderr, "rank %d: --table entry too long or too many\n", n->pc.rank);
+            return -2;
+        }
+        memcpy(one, p, len);
+        one[len] = 0;
+        if (tr_posix_endpoint_parse(&table[k++], one, err, sizeof err) < 0) {
+            fprintf(stderr, "rank %d: --table: %s\n", n->pc.rank, err);
+            return TR_ERR_INVAL;
+        }
+        p += len + (p[len] == ',');
+    }
+    if (n->pc.world > 0 && n->pc.world != k) {
+        fprintf(stderr, "rank %d: --world %d but --table has %d entries\n", n->pc.rank,
+                n->pc.world, k);
+        return -2;
+    }
+    return k;
+}
+
+/* The ring's links: a static --table or the --init rendezvous. Returns 0
+ * or the exit status. */
+static int connect_node(const struct node *n, struct tr_posix *px)
+{
+    struct tr_posix_endpoint table[TR_POSIX_MAX_WORLD];
+    char err[512];
+    int rc;
+
+    if (n->table_s) {
+        struct tr_posix_table_config tc;
+        int k = parse_table(n, table);
+        if (k < 0)
+            return -k;
         tr_posix_table_config_default(&tc);
-        while (*p) {
-            size_t len = strcspn(p, ",");
-            if (len >= sizeof one || n == TR_POSIX_MAX_WORLD) {
-                fprintf(stderr, "rank %d: --table entry too long or too many\n", pc.rank);
-                return 2;
-            }
-            memcpy(one, p, len);
-            one[len] = 0;
-            if (tr_posix_endpoint_parse(&table[n++], one, err, sizeof err) < 0) {
-                fprintf(stderr, "rank %d: --table: %s\n", pc.rank, err);
-                return -TR_ERR_INVAL;
-            }
-            p += len + (p[len] == ',');
-        }
-        if (pc.world > 0 && pc.world != n) {
-            fprintf(stderr, "rank %d: --world %d but --table has %d entries\n", pc.rank,
-                    pc.world, n);
-            return 2;
-        }
         tc.table = table;
-        tc.rank = pc.rank;
-        tc.world = n;
-        tc.job_token = pc.job_token;
-        tc.timeout_ms = pc.join_timeout_ms;
-        tc.handshake_ms = pc.handshake_ms;
-        rc = tr_posix_connect_table(&px, &tc, err, sizeof err);
+        tc.rank = n->pc.rank;
+        tc.world = k;
+        tc.job_token = n->pc.job_token;
+        tc.timeout_ms = n->pc.join_timeout_ms;
+        tc.handshake_ms = n->pc.handshake_ms;
+        rc = tr_posix_connect_table(px, &tc, err, sizeof err);
     } else {
-        rc = tr_posix_connect(&px, &pc, err, sizeof err);
+        rc = tr_posix_connect(px, &n->pc, err, sizeof err);
     }
     if (rc < 0) {
-        fprintf(stderr, "rank %d: %s\n", px.rank, err);
+        fprintf(stderr, "rank %d: %s\n", px->rank, err);
         return -rc;
     }
-    tr_posix_transport(&px, &tp);
-    if (!strcmp(op, "none"))
-        return 0;
-    if (!strcmp(op, "xfer")) {
-        rc = px.world == 1 ? 0 : xfer(&tp, px.rank, px.world, count, ctimeout);
-        if (rc == 0 && out) {                   /* every rank checked its bytes */
-            FILE *f = fopen(out, "w");
-            if (f) {
-                fprintf(f, "xfer %zu ok\n", count);
-                fclose(f);
-            }
-        }
-        return rc;
-    }
+    return 0;
+}
 
+/* ITERS allreduces, alternately of rough inputs (any order of the sums
+ * within 1e-3, the result hashed: the ranks agree bit for bit) and of
+ * exact ones (the serial sum exactly). Returns the wrong elements, or
+ * -(the exit status). */
+static long run_allreduce(const struct node *n, struct tr_comm *c, int rank, int world,
+                          float *buf, float *want, uint64_t *hash)
+{
+    long it, bad = 0;
+    size_t i;
+    int r, rc;
+
+    for (it = 0; it < n->iters; it++) {
+        int rough = !(it & 1);          /* iteration 0 rough, 1 exact, ... */
+        for (i = 0; i < n->count; i++) {
+            buf[i] = input(rank, i + (size_t)it, rough);
+            want[i] = 0.0f;
+            for (r = 0; r < world; r++)         /* the serial sum, rank order */
+                want[i] += input(r, i + (size_t)it, rough);
+        }
+        rc = tr_allreduce(c, buf, n->count, TR_OP_SUM, n->algo);
+        if (rc < 0)
+            return -comm_fail(c, rank, rc, "allreduce");
+        for (i = 0; i < n->count; i++) {
+            float d = buf[i] - want[i];
+            if ((rough ? (d > 1e-3f || d < -1e-3f) : buf[i] != want[i]) && bad++ < 5)
+                fprintf(stderr, "rank %d: allreduce iter %ld [%zu] = %.9g, serial sum %.9g\n",
+                        rank, it, i, buf[i], want[i]);
+        }
+        if (rough)
+            *hash = tr_fnv1a64(TR_FNV64_INIT, buf, n->count * sizeof *buf);
+    }
+    return bad;
+}
+
+/* ITERS broadcasts from --root. Returns as run_allreduce. */
+static long run_bcast(const struct node *n, struct tr_comm *c, int rank, float *buf,
+                      float *want, uint64_t *hash)
+{
+    size_t i;
+    long it;
+    int rc;
+
+    for (i = 0; i < n->count; i++) {
+        buf[i] = rank == n->root ? input(n->root, i, 1) : -1.0f;
+        want[i] = input(n->root, i, 1);
+    }
+    for (it = 0; it < n->iters; it++) {
+        rc = tr_broadcast(c, buf, n->count * sizeof *buf, n->root);
+        if (rc < 0)
+            return -comm_fail(c, rank, rc, "broadcast");
+    }
+    *hash = tr_fnv1a64(TR_FNV64_INIT, buf, n->count * sizeof *buf);
+    if (memcmp(buf, want, n->count * sizeof *buf) != 0) {
+        fprintf(stderr, "rank %d: broadcast result differs from rank %d's data\n", rank,
+                n->root);
+        return 1;
+    }
+    return 0;
+}
+
+/* The result hash into --out ("%r" in it: this rank, so one command line
+ * serves every rank under mpirun). Returns 0 or the exit status. */
+static int write_out(const char *out, int rank, uint64_t hash)
+{
+    char path[512];
+    const char *pr = strstr(out, "%r");
+    FILE *f;
+
+    if (pr)
+        snprintf(path, sizeof path, "%.*s%d%s", (int)(pr - out), out, rank, pr + 2);
+    else
+        snprintf(path, sizeof path, "%s", out);
+    f = fopen(path, "w");
+    if (!f)
+        return die(rank, TR_ERR_IO, "cannot write --out file");
+    fprintf(f, "%016llx\n", (unsigned long long)hash);
+    fclose(f);
+    return 0;
+}
+
+/* OP xfer: the raw transport; --out says every rank checked its bytes */
+static int run_xfer(const struct node *n, struct tr_posix *px)
+{
+    struct tr_transport tp;
+    int rc;
+
+    tr_posix_transport(px, &tp);
+    rc = px->world == 1 ? 0 : xfer(&tp, px->rank, px->world, n->count, n->ctimeout);
+    if (rc == 0 && n->out) {
+        FILE *f = fopen(n->out, "w");
+        if (f) {
+            fprintf(f, "xfer %zu ok\n", n->count);
+            fclose(f);
+        }
+    }
+    return rc;
+}
+
+/* OP allreduce, bcast or barrier over a tr_comm on px. Returns the exit
+ * status. */
+static int run_collective(const struct node *n, struct tr_posix *px)
+{
+    struct tr_transport tp;
+    struct tr_comm_config cc;
+    struct tr_comm comm;
+    size_t cells = n->count ? n->count : 1;
+    float *buf = malloc(cells * sizeof *buf), *want = malloc(cells * sizeof *want);
+    void *scratch;
+    uint64_t hash = 0;
+    long bad = 0, it;
+    int rc;
+
+    tr_posix_transport(px, &tp);
     memset(&cc, 0, sizeof cc);
-    cc.rank = px.rank;
-    cc.world = px.world;
-    cc.timeout_ms = ctimeout;
-    cc.segment_bytes = segment;
-    cc.job_token = px.job_token;
+    cc.rank = px->rank;
+    cc.world = px->world;
+    cc.timeout_ms = n->ctimeout;
+    cc.segment_bytes = n->segment;
+    cc.job_token = px->job_token;
     cc.layout_hash = 0x7e57u;
     scratch = aligned_alloc(16, (tr_comm_scratch_size(&cc) + 15) & ~(size_t)15);
-    buf = malloc((count ? count : 1) * sizeof *buf);
-    want = malloc((count ? count : 1) * sizeof *want);
     if (!scratch || !buf || !want)
-        return die(px.rank, TR_ERR_NOMEM, "out of memory");
-    rc = tr_comm_init(&comm, &cc, px.world > 1 ? &tp : NULL, scratch, tr_comm_scratch_size(&cc));
+        return die(px->rank, TR_ERR_NOMEM, "out of memory");
+    rc = tr_comm_init(&comm, &cc, px->world > 1 ? &tp : NULL, scratch, tr_comm_scratch_size(&cc));
     if (rc < 0)
-        return die(px.rank, rc, "tr_comm_init");
+        return die(px->rank, rc, "tr_comm_init");
     rc = tr_comm_hello(&comm);
     if (rc < 0)
-        return comm_fail(&comm, px.rank, rc, "hello");
+        return comm_fail(&comm, px->rank, rc, "hello");
 
-    if (!strcmp(op, "allreduce")) {
-        for (it = 0; it < iters; it++) {
-            int rough = !(it & 1);          /* iteration 0 rough, 1 exact, ... */
-            int r;
-            for (i = 0; i < count; i++) {
-                buf[i] = input(px.rank, i + (size_t)it, rough);
-                want[i] = 0.0f;
-                for (r = 0; r < px.world; r++)      /* the serial sum, rank order */
-                    want[i] += input(r, i + (size_t)it, rough);
-            }
-            rc = tr_allreduce(&comm, buf, count, TR_OP_SUM, algo);
-            if (rc < 0)
-                return comm_fail(&comm, px.rank, rc, "allreduce");
-            for (i = 0; i < count; i++) {
-                float d = buf[i] - want[i];
-                if (rough ? (d > 1e-3f || d < -1e-3f) : buf[i] != want[i]) {
-                    if (bad++ < 5)
-                        fprintf(stderr, "rank %d: allreduce iter %ld [%zu] = %.9g, serial sum %.9g\n",
-                                px.rank, it, i, buf[i], want[i]);
-                }
-            }
-            if (rough)                              /* ranks must agree bit for bit */
-                hash = tr_fnv1a64(TR_FNV64_INIT, buf, count * sizeof *buf);
-        }
-    } else if (!strcmp(op, "bcast")) {
-        for (i = 0; i < count; i++) {
-            buf[i] = px.rank == root ? input(root, i, 1) : -1.0f;
-            want[i] = input(root, i, 1);
-        }
-        for (it = 0; it < iters; it++) {
-            rc = tr_broadcast(&comm, buf, count * sizeof *buf, root);
-            if (rc < 0)
-                return comm_fail(&comm, px.rank, rc, "broadcast");
-        }
-        if (memcmp(buf, want, count * sizeof *buf) != 0) {
-            fprintf(stderr, "rank %d: broadcast result differs from rank %d's data\n", px.rank, root);
-            bad++;
-        }
-        hash = tr_fnv1a64(TR_FNV64_INIT, buf, count * sizeof *buf);
-    } else if (!strcmp(op, "barrier")) {
-        for (it = 0; it < iters; it++) {
-            rc = tr_barrier(&comm);
-            if (rc < 0)
-                return comm_fail(&comm, px.rank, rc, "barrier");
-        }
-        hash = (uint64_t)iters;
+    if (!strcmp(n->op, "allreduce")) {
+        bad = run_allreduce(n, &comm, px->rank, px->world, buf, want, &hash);
+    } else if (!strcmp(n->op, "bcast")) {
+        bad = run_bcast(n, &comm, px->rank, buf, want, &hash);
+    } else if (!strcmp(n->op, "barrier")) {
+        for (it = 0; it < n->iters && bad == 0; it++)
+            if ((rc = tr_barrier(&comm)) < 0)
+                bad = -comm_fail(&comm, px->rank, rc, "barrier");
+        hash = (uint64_t)n->iters;
     } else {
-        fprintf(stderr, "unknown op %s\n", op);
+        fprintf(stderr, "unknown op %s\n", n->op);
         return 2;
     }
-    if (out) {
-        char path[512];
-        const char *pr = strstr(out, "%r");  /* "%r" -> rank (one command line for mpirun) */
-        FILE *f;
-        if (pr)
-            snprintf(path, sizeof path, "%.*s%d%s", (int)(pr - out), out, px.rank, pr + 2);
-        else
-            snprintf(path, sizeof path, "%s", out);
-        f = fopen(path, "w");
-        if (!f)
-            return die(px.rank, TR_ERR_IO, "cannot write --out file");
-        fprintf(f, "%016llx\n", (unsigned long long)hash);
-        fclose(f);
-    }
-    tr_posix_close(&px);
+    if (bad < 0)
+        return (int)-bad;
+    if (n->out && (rc = write_out(n->out, px->rank, hash)) != 0)
+        return rc;
+    tr_posix_close(px);
     free(buf);
     free(want);
     free(scratch);
     return bad ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+    struct node n;
+    struct tr_posix px;
+    int rc;
+
+    if (argc >= 2 && !strcmp(argv[1], "free-port"))
+        return free_port();
+    if (argc >= 4 && !strcmp(argv[1], "hold"))
+        return hold(atoi(argv[2]), atoi(argv[3]));
+    if ((rc = parse_args(&n, argc, argv)) != 0)
+        return rc;
+    if ((rc = connect_node(&n, &px)) != 0)
+        return rc;
+    if (!strcmp(n.op, "none"))
+        return 0;
+    if (!strcmp(n.op, "xfer"))
+        return run_xfer(&n, &px);
+    return run_collective(&n, &px);
 }
