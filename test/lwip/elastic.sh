@@ -145,7 +145,7 @@ el_case5() {
   #    JOIN closed unanswered by the POSIX coordinator ("rejoin failed: peer
   #    closed the connection") and exits. In one such run the coordinator
   #    counted the JOIN only at step 184 of 187 (the ring of 3 had formed at
-  #    step 18): the job ended before the change. Alone (make test-lwip, a
+  #    position 36): the job ended before the change. Alone (make test-lwip, a
   #    clean clone included) it passes. A known defect, open.
 }
 
