@@ -24,6 +24,14 @@ static struct tr_lwip_addr table[BOARD_MAX_WORLD];
 static struct tr_lwip_elastic el;          /* --elastic: the membership */
 static int elastic;
 
+/* LWIP_RAND: the QEMU board has no entropy source and lwIP asks once, at
+ * lwip_init, so this is the same at every boot of one image; a board
+ * without an RNG would mix in a counter kept across resets */
+unsigned tr_lwip_rand(void)
+{
+    return board_now_ms() * 2654435761u;
+}
+
 /* lwIP's NO_SYS clock */
 uint32_t sys_now(void)
 {

@@ -18,8 +18,9 @@
 #      the job at lwIP rank 0, which keeps it waiting, asks for a change
 #      (tr_lwip_elastic_service) and admits it: the ring grows back to 4
 #      and all four finish equal;
-#   (an lwIP rank started again, P L P L, is not run: see the note at the
-#   cases' list below.)
+#   6. P L P L, lwIP rank 3 killed and started again (a board that reboots:
+#      tr_lwip_elastic_find, then the joiner's VIEW): admitted by POSIX
+#      rank 0, the ring grows back to 4, all four equal.
 
 EL_ARGS=(--iters 2 --samples 1536)
 
@@ -140,13 +141,13 @@ el_case4() {
 el_case5() {
   # 5. a POSIX rank killed and started again, admitted by an lwIP coordinator
   el_rejoin rejoin LPLP 3 5000 "lwip rank 0"
-  # 6. an lwIP rank (a board that reboots) killed and started again is not
-  #    run: inside a whole `make test` from a clean clone its find gets its
-  #    JOIN closed unanswered by the POSIX coordinator ("rejoin failed: peer
-  #    closed the connection") and exits. In one such run the coordinator
-  #    counted the JOIN only at step 184 of 187 (the ring of 3 had formed at
-  #    position 36): the job ended before the change. Alone (make test-lwip, a
-  #    clean clone included) it passes. A known defect, open.
+  el_case6
+}
+
+el_case6() {
+  # 6. an lwIP rank (a board that reboots) killed and started again, admitted
+  #    by the POSIX coordinator
+  el_rejoin rejoinlwip PLPL 3 5000 "posix rank 0"
 }
 
 # el_rejoin NAME KINDS VICTIM TIMEOUT_MS "COORDINATOR's label": VICTIM (the

@@ -3,8 +3,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "lwip/sys.h"
+
+/* a process started again takes other local ports than the one before */
+unsigned tr_lwip_rand(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (unsigned)getpid() * 2654435761u ^ (unsigned)ts.tv_nsec;
+}
 
 u32_t sys_now(void)
 {

@@ -7,7 +7,14 @@
  *   void tr_lwip_platform_assert(const char *msg, const char *file, int line);
  *
  * (host: print and abort; board: record and halt). Define LWIP_NOASSERT to
- * compile the checks out.
+ * compile the checks out. lwIP's random numbers (LWIP_RAND: TCP's first
+ * local port) come from another:
+ *
+ *   unsigned tr_lwip_rand(void);
+ *
+ * A process or board started again must not reuse the local ports of the
+ * connections it had before: its peers may still hold those connections,
+ * and a SYN on one of them is not answered as a new connection.
  */
 #ifndef TR_LWIP_ARCH_CC_H
 #define TR_LWIP_ARCH_CC_H
@@ -24,6 +31,9 @@
 
 void tr_lwip_platform_assert(const char *msg, const char *file, int line);
 
+unsigned tr_lwip_rand(void);
+
+#define LWIP_RAND()                    ((u32_t)tr_lwip_rand())
 #define LWIP_PLATFORM_DIAG(x)          do { } while (0)
 #define LWIP_PLATFORM_ASSERT(x)        tr_lwip_platform_assert((x), __FILE__, __LINE__)
 

@@ -15,6 +15,13 @@
 #error "port/lwip/lwipopts.h shadows the project's own lwipopts.h"
 #endif
 
+unsigned tr_lwip_rand(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    return (unsigned)t.tv_nsec;
+}
+
 u32_t sys_now(void)
 {
     struct timespec t;
