@@ -17,7 +17,7 @@ $GEN "$T/raw" 600 100 7 raw && $GEN "$T/gz" 600 100 7 gz && $GEN "$T/tv/MNIST/ra
   { fail "generate data"; report app; exit 1; }
 D="$T/gz"
 
-free_port() { "$B/test/app/free_port"; }
+free_port() { "$B/test/app/free_port" "$@"; }   # [N]: N different ports
 
 # hashes FILE RANKS STEPS: every step has exactly RANKS equal hashes, steps 1..STEPS all present
 hashes_agree() {
@@ -323,7 +323,7 @@ check "--peers with a --rank not in it: exit 2 (got $st)" \
 "$MR" --data "$D" --peers "$T/peers-two" >/dev/null 2>"$T/peers-nr.err"; st=$?
 check "--peers without --rank: exit 2 (got $st)" sh -c '[ "$1" -eq 2 ] && grep -q "needs --rank" "$2"' _ $st "$T/peers-nr.err"
 # two processes over a table on 127.0.0.1 == --nproc 2, bit for bit
-p1=$(free_port); p2=$(free_port)
+read -r p1 p2 <<<"$(free_port 2 | tr '\n' ' ')"
 printf '# rank address:port\n0 127.0.0.1:%s\n\n1 127.0.0.1:%s\n' "$p1" "$p2" >"$T/peers-ok"
 for r in 1 0; do
   $TO 120 "$MR" --data "$D" --peers "$T/peers-ok" --rank $r --job-token tbl --epochs 4 --lr 0.01 --seed 3 \

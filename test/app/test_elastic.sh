@@ -17,7 +17,7 @@ trap 'kill -9 $(jobs -p) 2>/dev/null; [ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT
 TO="timeout -k 5"
 
 mkdir -p "$T/d" && "$B/test/app/gen_idx" "$T/d" 4000 200 5 raw >/dev/null || { fail "generate data"; report elastic_app; exit 1; }
-free_port() { "$B/test/app/free_port"; }
+free_port() { "$B/test/app/free_port" "$@"; }   # [N]: N different ports
 
 # fault matrix
 F_INJECTED=0 F_FINISHED=0 F_HANGS=0 F_CRASHES=0 F_DIVERGED=0
@@ -152,7 +152,7 @@ check "started again: rank 0 says rank 2 left and came back" \
   sh -c "grep -q 'rank 2 left' '$T/back.e0' && grep -q 'rank 2 came back' '$T/back.e0'"
 
 # --- a --peers ring (static table, as with boards): one killed and started again
-for r in 0 1 2; do echo "$r 127.0.0.1:$(free_port)"; done > "$T/peers.txt"
+free_port 3 | awk '{ print NR - 1, "127.0.0.1:" $1 }' > "$T/peers.txt"
 : > "$T/tab.pids"
 for r in 0 1 2; do
   $TO 120 "$MR" --data "$T/d" --quiet --debug-param-hash --elastic --job-token tab --peers "$T/peers.txt" \

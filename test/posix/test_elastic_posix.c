@@ -113,6 +113,21 @@ static uint16_t free_port(void)
     return p;
 }
 
+/* A free port none of used[0..n) has: each free_port() socket is closed
+ * before the next call, so two calls may be given the same port. */
+static uint16_t other_free_port(const uint16_t *used, int n)
+{
+    for (int tries = 0; tries < 100; tries++) {
+        uint16_t p = free_port();
+        int i = 0;
+        while (i < n && used[i] != p)
+            i++;
+        if (p && i == n)
+            return p;
+    }
+    return 0;
+}
+
 /* ---- the worker -------------------------------------------------------------- */
 
 static void say(const struct job *j, struct report *r)
@@ -407,6 +422,7 @@ static pid_t spawn(struct scene *s, int orig, int again, int slot)
 
 static void scene_begin(struct scene *s, int world, int tcp)
 {
+    uint16_t used[TR_POSIX_MAX_WORLD + 1];
     int fds[2], i;
     memset(s, 0, sizeof *s);
     if (pipe(fds) < 0)
@@ -416,9 +432,10 @@ static void scene_begin(struct scene *s, int world, int tcp)
     s->j.world = world;
     s->j.tcp = tcp;
     s->j.master_port = free_port();
+    used[0] = s->j.master_port;
     for (i = 0; i < world; i++) {
         s->j.table[i].addr = htonl(INADDR_LOOPBACK);
-        s->j.table[i].port = free_port();
+        s->j.table[i].port = used[i + 1] = other_free_port(used, i + 1);
     }
     s->j.stop = mmap(NULL, sizeof *s->j.stop, PROT_READ | PROT_WRITE,
                      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
