@@ -975,19 +975,18 @@ static int ering_ask_at(struct ering *g, int ask)
 static void test_elastic_request_any_turn(void)
 {
     struct ering *g = malloc(sizeof *g);
-    int per_step, missed = 0, late = 0, j;
+    int per_step, missed = 0, j;
     per_step = ering_ask_at(g, 0);
     ering_close(g);
     for (j = 1; per_step > 0 && j <= 2 * per_step; j++) {
         int steps = ering_ask_at(g, j);
         ering_close(g);
-        missed += steps < 0;
-        late += steps > 2;
+        missed += steps < 0;           /* -1: not within two steps */
         if (steps < 0)
             TH_CHECK(0, "a change asked at turn %d after a step (%d turns per step) was lost",
                      j, per_step);
     }
-    TH_CHECK(per_step > 0 && missed == 0 && late == 0,
+    TH_CHECK(per_step > 0 && missed == 0,
              "a change asked at each of %d turns (%d per step) came within two steps",
              2 * per_step, per_step);
     free(g);
