@@ -593,13 +593,19 @@ static size_t band_row(const struct tr_layer *l)
     return 2 * band_lo(l) + (p + 15) / 16 * 16 + 16;
 }
 
+/* where the K column masks start, after the band's K*K rows */
+static size_t band_cm_at(const struct tr_layer *l)
+{
+    return (size_t)l->d.kernel * l->d.kernel * band_row(l);
+}
+
 /* floats the band, then the K column masks and 16 of slack, take (0:
  * col's space has no room for them after the shifted planes and rows;
  * col2im runs) */
 static size_t band_floats(const struct tr_layer *l)
 {
     const size_t K = l->d.kernel, p = (size_t)l->out_h * l->out_w;
-    const size_t need = K * K * band_row(l) + K * p + 16;
+    const size_t need = band_cm_at(l) + K * p + 16;
     return band_at(l) + need <= (size_t)l->in_c * K * K * p ? need : 0;
 }
 
@@ -696,6 +702,12 @@ static size_t band_floats(const struct tr_layer *l)
     return 0;
 }
 
+static size_t band_cm_at(const struct tr_layer *l)
+{
+    (void)l;
+    return 0;
+}
+
 static void band_masks(int32_t *cm, const float *masks, const struct tr_layer *l)
 {
     (void)cm, (void)masks, (void)l;
@@ -724,7 +736,7 @@ void tr_conv2d_backward(float *dx, float *dw, float *db, const float *dy,
      * column masks after them */
     const size_t bands = dx && shifted(l) ? band_floats(l) : 0;
     float *band = col + band_at(l);
-    int32_t *cm = (int32_t *)(void *)(band + (bands ? bands - l->d.kernel * p - 16 : 0));
+    int32_t *cm = (int32_t *)(void *)(band + (bands ? band_cm_at(l) : 0));
     struct tr_gemm_grid g;
     size_t i, oc, q;
 
