@@ -209,7 +209,8 @@ static int lowest_answer(struct tr_lwip_el_conn *c)
         return conn_reply(c, TR_EL_STALE, el->rank);
     if (!(j->flags & TR_EL_JOINER) && before(c->epoch, el->epoch))
         return conn_reply(c, tr_el_member_index(el->m, el->n, j->rank) < 0 ? TR_EL_EXCLUDED
-                                                                   : TR_EL_STALE, el->rank);
+                                                                           : TR_EL_STALE,
+                          el->rank);
     return 0;
 }
 
