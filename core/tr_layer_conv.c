@@ -13,7 +13,9 @@
  * gradient GEMMs read their rows from it on a grid (tr_gemm_at_grid with
  * w^T, tr_gemm_grid_a): the same products in the same order, so the same bits.
  * The planes are made for a group of input channels at a time, each group's
- * GEMM right after (group_channels). */
+ * GEMM right after (group_channels). Its input gradient makes no dcol
+ * either: each tap's dcol values are summed into dx in registers
+ * (dx_direct), in col2im's order. */
 #include "tr_layer_kernels.h"
 
 /* the shifted planes where the GEMM has vector tiles (tr_kernel_gemm.c) */
@@ -157,7 +159,8 @@ static size_t group_end(const struct tr_layer *l, size_t ic0)
 
 /* col's space in a shifted convolution: a group's planes; its input rows,
  * each with zeros around it (16 before, at least P + 16 after, a multiple
- * of 16 in all); then, for the input gradient, the band (band_floats) */
+ * of 16 in all); then, for the input gradient, dy's copy, the taps'
+ * masks and the sums (dx_floats) */
 static size_t rows_stride(const struct tr_layer *l)
 {
     return ((size_t)l->in_w + l->d.pad + 15) / 16 * 16 + 32;
@@ -168,7 +171,7 @@ static size_t rows_at(const struct tr_layer *l)
     return (group_channels(l) * l->d.kernel * shifted_len(l) + 15) / 16 * 16;
 }
 
-static size_t band_at(const struct tr_layer *l)
+static size_t dx_at(const struct tr_layer *l)
 {
     return rows_at(l) + group_channels(l) * l->in_h * rows_stride(l);
 }
@@ -179,7 +182,7 @@ static int shifted(const struct tr_layer *l)
 {
     const size_t K = l->d.kernel, p = (size_t)l->out_h * l->out_w;
     return TR_CONV_SHIFTED && l->d.stride == 1 && l->out_w == l->in_w && l->d.pad <= 16 &&
-           band_at(l) <= K * K * l->in_c * p;
+           dx_at(l) <= K * K * l->in_c * p;
 }
 
 /* mask (K, OH*OW): 1 where output column ow reads inside the input for
@@ -571,152 +574,267 @@ void tr_conv2d_forward(float *y, const float *x, const float *w, const float *b,
     }
 }
 
-/* ---- the input gradient of a shifted convolution, channel by channel ----
- * dcol's K*K rows of one input channel (w^T's rows of that channel times
- * dy) go to a band whose rows have zeros around them; then each element of
- * the channel's dx is summed in registers over its taps (ki, kj) ascending,
- * from +0, as col2im does: the tap's dcol value read at the element's
- * position minus the tap's shift, through the column mask of kj (a row out
- * of the image reads the zeros: +0 added to a sum that started at +0 is no
- * change, as col2im's masked adds). col2im adds into dx tap after tap, and
- * each add's load waited for the previous tap's store one float off. */
+/* ---- the input gradient of a shifted convolution, without dcol ---------
+ * Each element of dx is what col2im makes of dcol = w^T dy: a sum over its
+ * taps (ki, kj) ascending, from +0, of the tap's dcol value, itself a sum
+ * over the output channels ascending, from +0, of w times dy read at the
+ * element's position minus the tap's shift (ki-P)*W + kj-P. A tile of
+ * input channels x positions (the positions are the vector lanes) makes a
+ * tap's dcol values t in registers, from the first product on (+0 plus a
+ * product is the product but for the sign of a zero product, and the
+ * element's sum is never -0: +0 plus either zero is +0, so t's zero sign
+ * is lost in it either way), then adds them to the elements' sums through
+ * the tap's mask: all ones where the position reads an output inside the
+ * image, else 0 (col2im adds nothing there, and +0 added to a sum that is
+ * never -0 is no change, even where w is not finite and t is NaN). The
+ * sums wait in memory between the taps; dcol is never stored. dy is read
+ * from a copy whose rows have zeros around them, so the reads past a
+ * row's ends stay in the copy. */
 #if TR_CONV_SHIFTED
-/* the band's row length and where a row's position 0 lies in it */
-static size_t band_lo(const struct tr_layer *l)
+#if defined(__AVX512F__)
+#define TR_DX_VW 16      /* lanes, and the tile: R channels x V vectors */
+#define TR_DX_R 8        /* R*V sums t in 24 of the 32 registers */
+#define TR_DX_V 3
+#elif defined(__AVX__)
+#define TR_DX_VW 8       /* 16 registers */
+#define TR_DX_R 4
+#define TR_DX_V 2
+#else
+#define TR_DX_VW 4
+#define TR_DX_R 4
+#define TR_DX_V 2
+#endif
+typedef float tr_dxv __attribute__((vector_size(TR_DX_VW * 4)));
+typedef int32_t tr_dxi __attribute__((vector_size(TR_DX_VW * 4)));
+
+/* dx's positions rounded up to whole vectors (the last vector's lanes past
+ * the plane are computed and not stored) */
+static size_t dx_cols(const struct tr_layer *l)
 {
-    return ((size_t)l->d.pad * l->in_w + l->d.pad + 15) / 16 * 16;
+    return ((size_t)l->in_h * l->in_w + TR_DX_VW - 1) / TR_DX_VW * TR_DX_VW;
 }
 
-static size_t band_row(const struct tr_layer *l)
+/* dy's copy: rows of dy_row floats, position 0 at dy_lo (the largest shift
+ * back, P*(W+1), rounded up to 16), zeros before and after */
+static size_t dy_lo(const struct tr_layer *l)
 {
-    const size_t p = (size_t)l->out_h * l->out_w;
-    return 2 * band_lo(l) + (p + 15) / 16 * 16 + 16;
+    return ((size_t)l->d.pad * (l->in_w + 1) + 15) / 16 * 16;
 }
 
-/* where the K column masks start, after the band's K*K rows */
-static size_t band_cm_at(const struct tr_layer *l)
+static size_t dy_row(const struct tr_layer *l)
 {
-    return (size_t)l->d.kernel * l->d.kernel * band_row(l);
+    return 2 * dy_lo(l) + dx_cols(l) + 16;
 }
 
-/* floats the band, then the K column masks and 16 of slack, take (0:
- * col's space has no room for them after the shifted planes and rows;
- * col2im runs) */
-static size_t band_floats(const struct tr_layer *l)
+/* where the taps' masks (K*K, dx_cols) start, after dy's copy */
+static size_t dx_masks_at(const struct tr_layer *l)
+{
+    return l->out_c * dy_row(l);
+}
+
+/* where the sums (IC, dx_cols) start, after the masks */
+static size_t dx_sums_at(const struct tr_layer *l)
+{
+    return dx_masks_at(l) + (size_t)l->d.kernel * l->d.kernel * dx_cols(l);
+}
+
+/* floats dy's copy, the masks and the sums take in col's space after the
+ * planes and rows (0: no room; col2im runs) */
+static size_t dx_floats(const struct tr_layer *l)
 {
     const size_t K = l->d.kernel, p = (size_t)l->out_h * l->out_w;
-    const size_t need = band_cm_at(l) + K * p + 16;
-    return band_at(l) + need <= (size_t)l->in_c * K * K * p ? need : 0;
+    const size_t need = dx_sums_at(l) + l->in_c * dx_cols(l);
+    return dx_at(l) + need <= (size_t)l->in_c * K * K * p ? need : 0;
 }
 
-/* cm (K, p): all ones where dx position q (column q % W) reads a valid
- * output column for tap column kj, from column_masks' kernel column K-1-kj */
-static void band_masks(int32_t *restrict cm, const float *restrict masks,
-                       const struct tr_layer *l)
+/* the masks: tap (ki, kj) at position q reads output (q/W - ki + P,
+ * q%W - kj + P); all ones where that is inside the output */
+static void dx_masks(int32_t *restrict mk, const struct tr_layer *l)
 {
-    const size_t K = l->d.kernel, p = (size_t)l->out_h * l->out_w;
-    size_t kj, q;
-
-    for (kj = 0; kj < K; kj++)
-        for (q = 0; q < p; q++)
-            cm[kj * p + q] = masks[(K - 1 - kj) * p + q] != 0.0f ? -1 : 0;
-}
-
-/* nc (1 or 4, a constant where it is inlined) chunks of 16 dx elements
- * from position q: nc independent chains of adds (one chain waits for its
- * previous add at every tap) */
-static inline __attribute__((always_inline)) void
-gather_chunks(float *restrict dx, const float *restrict band, const int32_t *restrict cm,
-              size_t q, const int nc, const struct tr_layer *l)
-{
-    const size_t K = l->d.kernel, P = l->d.pad, W = l->in_w;
-    const size_t p = (size_t)l->out_h * l->out_w, L = band_row(l), lo = band_lo(l);
-    tr_cv16 a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0}, v;
-    tr_ci16 mk;
-    size_t ki, kj;
-
-    for (ki = 0; ki < K; ki++)
-        for (kj = 0; kj < K; kj++) {
-            /* the tap reads output position q - ((ki-P)*W + kj-P) */
-            const float *src = band + (ki * K + kj) * L + lo + q + P * W + P - ki * W - kj;
-            const int32_t *msk = cm + kj * p + q;
-#define TR_GATHER_ONE(acc, c)                                                 \
-            __builtin_memcpy(&v, src + 16 * (c), sizeof v);                   \
-            __builtin_memcpy(&mk, msk + 16 * (c), sizeof mk);                 \
-            acc += (tr_cv16)((tr_ci16)v & mk);
-            TR_GATHER_ONE(a0, 0)
-            if (nc > 1) {
-                TR_GATHER_ONE(a1, 1)
-                TR_GATHER_ONE(a2, 2)
-                TR_GATHER_ONE(a3, 3)
-            }
-#undef TR_GATHER_ONE
-        }
-    __builtin_memcpy(dx, &a0, sizeof a0);
-    if (nc > 1) {
-        __builtin_memcpy(dx + 16, &a1, sizeof a1);
-        __builtin_memcpy(dx + 32, &a2, sizeof a2);
-        __builtin_memcpy(dx + 48, &a3, sizeof a3);
-    }
-}
-
-/* dx plane (H, W) of one input channel from its band; the last, short
- * chunk is made whole in t (its lanes past the plane read the band's and
- * the masks' slack) */
-static void gather_plane(float *restrict dx, const float *restrict band,
-                         const int32_t *restrict cm, const struct tr_layer *l)
-{
-    const size_t p = (size_t)l->out_h * l->out_w, body = p - p % 16;
-    float t[16];
+    const long K = l->d.kernel, P = l->d.pad, W = l->in_w, H = l->in_h;
+    const size_t pc = dx_cols(l);
+    long ki, kj;
     size_t q;
 
-    for (q = 0; q + 64 <= body; q += 64)
-        gather_chunks(dx + q, band, cm, q, 4, l);
-    for (; q < body; q += 16)
-        gather_chunks(dx + q, band, cm, q, 1, l);
-    if (body < p) {
-        gather_chunks(t, band, cm, body, 1, l);
-        for (q = body; q < p; q++)
-            dx[q] = t[q - body];
+    for (ki = 0; ki < K; ki++)
+        for (kj = 0; kj < K; kj++)
+            for (q = 0; q < pc; q++) {
+                const long oh = (long)q / W - ki + P, ow = (long)q % W - kj + P;
+                const int in = q < (size_t)(H * W) && oh >= 0 && oh < H && ow >= 0 && ow < W;
+                mk[((size_t)ki * K + kj) * pc + q] = in ? -1 : 0;
+            }
+}
+
+/* the input channels of the block from ic0: TR_DX_R, or the rest */
+static size_t dx_block(const struct tr_layer *l, size_t ic0)
+{
+    return l->in_c - ic0 < TR_DX_R ? l->in_c - ic0 : TR_DX_R;
+}
+
+/* wk from w (OC, IC, K, K): per block of input channels (dx_block), its
+ * weights (K*K, OC, block): a tile's weights together, the block's
+ * channels of a tap and output channel side by side */
+static void dx_weights(float *restrict wk, const float *restrict w, const struct tr_layer *l)
+{
+    const size_t KK = (size_t)l->d.kernel * l->d.kernel, OC = l->out_c, IC = l->in_c;
+    size_t ic0, t, oc, i;
+
+    for (ic0 = 0; ic0 < IC; ic0 += TR_DX_R) {
+        const size_t rb = dx_block(l, ic0);
+        float *wb = wk + ic0 * KK * OC;
+        for (t = 0; t < KK; t++)
+            for (oc = 0; oc < OC; oc++)
+                for (i = 0; i < rb; i++)
+                    wb[(t * OC + oc) * rb + i] = w[(oc * IC + ic0 + i) * KK + t];
     }
 }
 
-/* dx (IC, H, W) of one sample: per input channel, dcol's rows into the
- * band by tr_gemm_set, then the gather */
-static void dx_bands(float *dx, const float *wt, const float *dyi, float *band,
-                     const int32_t *cm, const struct tr_layer *l)
+/* dy's rows of one sample into the copy (its zeros were written once) */
+static void dx_copy_dy(float *restrict dyp, const float *restrict dyi, const struct tr_layer *l)
 {
-    const size_t K = l->d.kernel, OC = l->out_c, hw = (size_t)l->in_h * l->in_w;
-    const size_t p = (size_t)l->out_h * l->out_w, L = band_row(l);
-    unsigned ic;
+    const size_t p = (size_t)l->out_h * l->out_w, L = dy_row(l), lo = dy_lo(l);
+    size_t oc;
 
-    for (ic = 0; ic < l->in_c; ic++) {
-        tr_gemm_set(band + band_lo(l), wt + ic * K * K * OC, dyi, K * K, p, OC, OC, p, L);
-        gather_plane(dx + ic * hw, band, cm, l);
+    for (oc = 0; oc < l->out_c; oc++)
+        __builtin_memcpy(dyp + oc * L + lo, dyi + oc * p, p * sizeof *dyp);
+}
+
+/* the sums of r input channels at the v vectors of positions from q0 (r,
+ * v constants where it is inlined) in sums (rows of dx_cols), the
+ * weights from wb with the block's stride rs. The taps' t live in
+ * registers; the sums over the taps in memory, added once per tap. */
+static inline __attribute__((always_inline)) void
+dx_tile(float *restrict sums, const float *restrict wb, size_t rs, const float *restrict dyp,
+        const int32_t *restrict mk, size_t q0, const int r, const int v,
+        const struct tr_layer *l)
+{
+    const size_t K = l->d.kernel, P = l->d.pad, W = l->in_w, OC = l->out_c;
+    const size_t L = dy_row(l), pc = dx_cols(l);
+    tr_dxv t[TR_DX_R][TR_DX_V], d[TR_DX_V], a;
+    size_t ki, kj, oc;
+    int i, j;
+
+    for (i = 0; i < r; i++)
+        for (j = 0; j < v; j++)
+            __builtin_memset(sums + i * pc + q0 + j * TR_DX_VW, 0, sizeof a);
+    for (ki = 0; ki < K; ki++)
+        for (kj = 0; kj < K; kj++) {
+            /* output channel 0's dy at position q0 minus the tap's shift */
+            const float *src = dyp + dy_lo(l) + q0 + P * W + P - ki * W - kj;
+            const float *wt = wb + (ki * K + kj) * OC * rs;
+            const int32_t *m = mk + (ki * K + kj) * pc + q0;
+            for (j = 0; j < v; j++)
+                __builtin_memcpy(&d[j], src + j * TR_DX_VW, sizeof d[j]);
+            for (i = 0; i < r; i++)
+                for (j = 0; j < v; j++)
+                    t[i][j] = wt[i] * d[j];
+            for (oc = 1; oc < OC; oc++) {
+                const float *s = src + oc * L, *wo = wt + oc * rs;
+                for (j = 0; j < v; j++) {
+                    __builtin_memcpy(&d[j], s + j * TR_DX_VW, sizeof d[j]);
+                    __asm__("" : "+v"(d[j]));   /* one load, not one per channel */
+                }
+                for (i = 0; i < r; i++)
+                    for (j = 0; j < v; j++)
+                        t[i][j] += wo[i] * d[j];
+            }
+            for (i = 0; i < r; i++)
+                for (j = 0; j < v; j++) {
+                    float *o = sums + i * pc + q0 + j * TR_DX_VW;
+                    tr_dxi mj;
+                    __builtin_memcpy(&mj, m + j * TR_DX_VW, sizeof mj);
+                    __builtin_memcpy(&a, o, sizeof a);
+                    a += (tr_dxv)((tr_dxi)t[i][j] & mj);
+                    __builtin_memcpy(o, &a, sizeof a);
+                }
+        }
+}
+
+/* a tile of r channels, v vectors: one call per constant pair */
+static void dx_tile_rv(float *sums, const float *wb, size_t rs, const float *dyp,
+                       const int32_t *mk, size_t q0, int r, int v, const struct tr_layer *l)
+{
+    const size_t pc = dx_cols(l);
+#define TR_DX_CASE(R, V)                                                      \
+    if (r == (R) && v == (V)) {                                               \
+        dx_tile(sums, wb, rs, dyp, mk, q0, R, V, l);                          \
+        return;                                                               \
     }
+    TR_DX_CASE(TR_DX_R, TR_DX_V)
+    TR_DX_CASE(TR_DX_R, TR_DX_V - 1)
+    TR_DX_CASE(1, TR_DX_V)
+    TR_DX_CASE(1, TR_DX_V - 1)
+#undef TR_DX_CASE
+    if (r > 1) {            /* other channel counts: one at a time */
+        for (; r > 0; r--, sums += pc, wb++)
+            dx_tile_rv(sums, wb, rs, dyp, mk, q0, 1, v, l);
+        return;
+    }
+    for (; v > 0; v--, q0 += TR_DX_VW)      /* other vector counts */
+        dx_tile(sums, wb, rs, dyp, mk, q0, 1, 1, l);
+}
+
+/* dx (IC, H, W) of one sample from dy's copy, through sums (IC, dx_cols):
+ * tiles of R channels x V vectors, the vectors of a channel block split
+ * as evenly as V allows (13 vectors: 3, 3, 3, 2, 2) */
+static void dx_direct(float *dx, float *sums, const float *wk, const float *dyp,
+                      const int32_t *mk, const struct tr_layer *l)
+{
+    const size_t hw = (size_t)l->in_h * l->in_w, IC = l->in_c, pc = dx_cols(l);
+    const size_t KK = (size_t)l->d.kernel * l->d.kernel, OC = l->out_c;
+    const size_t nv = pc / TR_DX_VW, tiles = (nv + TR_DX_V - 1) / TR_DX_V;
+    size_t ic0, ic, t, v0;
+
+    for (ic0 = 0; ic0 < IC; ic0 += TR_DX_R) {
+        const size_t rb = dx_block(l, ic0);
+        for (t = 0, v0 = 0; t < tiles; t++) {
+            const size_t v = (nv - v0) / (tiles - t);
+            dx_tile_rv(sums + ic0 * pc, wk + ic0 * KK * OC, rb, dyp, mk, v0 * TR_DX_VW,
+                       (int)rb, (int)v, l);
+            v0 += v;
+        }
+    }
+    for (ic = 0; ic < IC; ic++)
+        __builtin_memcpy(dx + ic * hw, sums + ic * pc, hw * sizeof *dx);
 }
 #else
-static size_t band_floats(const struct tr_layer *l)
+static size_t dx_floats(const struct tr_layer *l)
 {
     (void)l;
     return 0;
 }
 
-static size_t band_cm_at(const struct tr_layer *l)
+static size_t dx_masks_at(const struct tr_layer *l)
 {
     (void)l;
     return 0;
 }
 
-static void band_masks(int32_t *cm, const float *masks, const struct tr_layer *l)
+static void dx_masks(int32_t *mk, const struct tr_layer *l)
 {
-    (void)cm, (void)masks, (void)l;
+    (void)mk, (void)l;
 }
 
-static void dx_bands(float *dx, const float *wt, const float *dyi, float *band,
-                     const int32_t *cm, const struct tr_layer *l)
+static void dx_weights(float *wk, const float *w, const struct tr_layer *l)
 {
-    (void)dx, (void)wt, (void)dyi, (void)band, (void)cm, (void)l;
+    (void)wk, (void)w, (void)l;
+}
+
+static void dx_copy_dy(float *dyp, const float *dyi, const struct tr_layer *l)
+{
+    (void)dyp, (void)dyi, (void)l;
+}
+
+static size_t dx_sums_at(const struct tr_layer *l)
+{
+    (void)l;
+    return 0;
+}
+
+static void dx_direct(float *dx, float *sums, const float *wk, const float *dyp,
+                      const int32_t *mk, const struct tr_layer *l)
+{
+    (void)dx, (void)sums, (void)wk, (void)dyp, (void)mk, (void)l;
 }
 #endif
 
@@ -732,11 +850,11 @@ void tr_conv2d_backward(float *dx, float *dw, float *db, const float *dy,
     float *dwt = dyt + p * OC;          /* (kk, OC) */
     float *wt = dwt + kk * OC;          /* (kk, OC) */
     float *masks = same_stride1(l) ? wt + kk * OC : NULL;   /* (K, p) */
-    /* the bands in col's space (after the weight gradient's use of it), their
-     * column masks after them */
-    const size_t bands = dx && shifted(l) ? band_floats(l) : 0;
-    float *band = col + band_at(l);
-    int32_t *cm = (int32_t *)(void *)(band + (bands ? band_cm_at(l) : 0));
+    /* dy's copy, the taps' masks and the sums in col's space after the
+     * planes and rows; w as wk in wt's space */
+    const int direct = dx && shifted(l) && dx_floats(l) > 0;
+    float *dyp = col + dx_at(l);
+    int32_t *mk = (int32_t *)(void *)(dyp + dx_masks_at(l));
     struct tr_gemm_grid g;
     size_t i, oc, q;
 
@@ -747,7 +865,12 @@ void tr_conv2d_backward(float *dx, float *dw, float *db, const float *dy,
         column_masks(masks, l);
     for (oc = 0; oc < OC; oc++)
         db[oc] = 0.0f;
-    if (dx)
+    if (direct) {
+        dx_weights(wt, w, l);
+        for (q = 0; q < dx_masks_at(l); q++)
+            dyp[q] = 0.0f;
+        dx_masks(mk, l);
+    } else if (dx)
         transpose(wt, w, OC, kk);
     for (i = 0; i < n; i++) {
         const float *dyi = dy + i * ys;
@@ -771,13 +894,9 @@ void tr_conv2d_backward(float *dx, float *dw, float *db, const float *dy,
             im2col(col, x + i * xs, masks, l);
             tr_gemm(dwt, col, dyt, kk, OC, p, p, OC, OC);
         }
-        if (bands) {              /* the band's zeros, its masks: once */
-            if (i == 0)
-                for (q = 0; q < bands; q++)
-                    band[q] = 0.0f;
-            if (i == 0)
-                band_masks(cm, masks, l);
-            dx_bands(dx + i * xs, wt, dyi, band, cm, l);
+        if (direct) {
+            dx_copy_dy(dyp, dyi, l);
+            dx_direct(dx + i * xs, dyp + dx_sums_at(l), wt, dyp, mk, l);
         } else if (dx) {
             tr_gemm_set(col, wt, dyi, kk, p, OC, OC, p, p);
             col2im(dx + i * xs, col, masks, l);

@@ -116,6 +116,70 @@ static float quiet_nan(void)
     return b.f;
 }
 
+/* The input gradient's order, written out: each dx element is +0 plus,
+ * for its taps (ki, kj) ascending that read an output inside the image,
+ * the tap's dcol value (+0 plus w * dy over the output channels
+ * ascending), which is what tr_gemm_set and col2im compute on every
+ * target. The fast kernel must give these bits: at the seed's conv2, at
+ * channel counts that leave part of a tile, and with -0, an infinite and
+ * a NaN weight (dx is NaN around them, the same NaNs). */
+static void dx_order_case(const unsigned c[7], int odd)
+{
+    struct tr_layer l = tc_layer(TR_LAYER_CONV2D, c[1], c[2], c[3], c[4], c[5], 1, c[6]);
+    const unsigned n = c[0], IC = l.in_c, H = l.in_h, W = l.in_w, OC = l.out_c, K = l.d.kernel;
+    const long P = l.d.pad;
+    size_t nx = n * tc_in(&l), ny = n * tc_out(&l), nw = (size_t)OC * IC * K * K, q;
+    float *x = tc_rand(nx, -1, 1), *w = tc_rand(nw + OC, -0.3f, 0.3f), *dy = tc_rand(ny, -1, 1);
+    float *s = tc_zeros(tr_conv2d_scratch_floats(&l)), *dx = tc_zeros(nx), *dx2 = tc_zeros(nx);
+    float *dw = tc_zeros(nw + OC);
+    unsigned i, ic, ih, iw, ki, kj, oc;
+    char what[96];
+
+    if (odd) {
+        w[1] = -0.0f;
+        w[nw / 2] = 1.0f / 0.0f;
+        w[nw - 3] = quiet_nan();
+        for (q = 0; q < ny; q += 5)
+            dy[q] = q % 2 ? 0.0f : -0.0f;
+    }
+    for (i = 0; i < n; i++)
+        for (ic = 0; ic < IC; ic++)
+            for (ih = 0; ih < H; ih++)
+                for (iw = 0; iw < W; iw++) {
+                    float acc = 0.0f;
+                    for (ki = 0; ki < K; ki++)
+                        for (kj = 0; kj < K; kj++) {
+                            const long oh = (long)ih - (long)ki + P, ow = (long)iw - (long)kj + P;
+                            float t = 0.0f;
+                            if (oh < 0 || oh >= (long)H || ow < 0 || ow >= (long)W)
+                                continue;
+                            for (oc = 0; oc < OC; oc++)
+                                t += w[((oc * IC + ic) * K + ki) * K + kj] *
+                                     dy[((i * OC + oc) * H + (size_t)oh) * W + (size_t)ow];
+                            acc += t;
+                        }
+                    dx2[((i * IC + ic) * H + ih) * W + iw] = acc;
+                }
+    tr_conv2d_backward(dx, dw, dw + nw, dy, x, w, &l, n, s);
+    snprintf(what, sizeof what, "conv %ux%ux%u->%u k%u p%u%s", IC, H, W, OC, K, c[6],
+             odd ? " (-0, inf, NaN)" : "");
+    TH_CHECK(memcmp(dx, dx2, nx * sizeof *dx) == 0, "%s: dx has col2im's bits", what);
+    free(x); free(w); free(dy); free(s); free(dx); free(dx2); free(dw);
+}
+
+static void dx_order_cases(void)
+{
+    static const unsigned c[][7] = {   /* n, ic, h, w, oc, k, p ("same", stride 1) */
+        {2, 16, 14, 14, 32, 5, 2}, {2, 4, 14, 14, 8, 5, 2}, {1, 11, 9, 17, 5, 3, 1},
+        {2, 3, 5, 40, 2, 3, 1}, {1, 9, 6, 6, 7, 5, 2}, {1, 2, 3, 3, 2, 7, 3},
+    };
+    unsigned i;
+    for (i = 0; i < sizeof c / sizeof c[0]; i++) {
+        dx_order_case(c[i], 0);
+        dx_order_case(c[i], 1);
+    }
+}
+
 /* The 2x2 stride-2 pool has its own straight-line kernels: compare them
  * bitwise with plain loops written here (first max in row-major order), on
  * ReLU-like data full of ties at 0, odd sizes included. */
@@ -240,6 +304,7 @@ int main(void)
     tr_rng_seed(&tc_rng, 99, 4);
     gemm_cases();
     conv_cases();
+    dx_order_cases();
     linear_cases();
     pool_case(3, 16, 28, 28);
     pool_case(2, 3, 7, 9);
