@@ -138,7 +138,9 @@ static void gemm_tail(float *c, const float *a, const float *b, size_t m, size_t
  * row, no index arithmetic) broadcast against them. With AVX-512 the 8 x 2
  * tile is 16 of the 32 registers, and a k step is 2 loads, 8 broadcasts, 16
  * multiplies and 16 adds: the multiplies and adds fill both vector ports.
- * With 16 registers (AVX, SSE) the tile is 6 x 2. Columns below a vector
+ * tr_gemm_at_grid (the convolutions' forward, B's rows unaligned) takes
+ * 8 x 3 there: 24 registers, 11 loads for 48 multiplies and adds instead
+ * of 10 for 32. With 16 registers (AVX, SSE) the tile is 6 x 2. Columns below a vector
  * take a 4-lane tile, below 4 the reference loop. Row blocks are as even as
  * the row count allows (25 rows: 6, 6, 6, 7), so no block is left with too
  * few independent accumulators to hide the add latency. */
@@ -163,13 +165,16 @@ typedef float tr_vf4 __attribute__((vector_size(16)));
     const float *a3 = a2 + (mr > 3 ? lda : 0), *a4 = a3 + (mr > 4 ? lda : 0);   \
     const float *a5 = a4 + (mr > 5 ? lda : 0), *a6 = a5 + (mr > 6 ? lda : 0);   \
     const float *a7 = a6 + (mr > 7 ? lda : 0), *ap = a
-/* row i's accumulators xi0, xi1 start at C's values (unaligned) or +0 */
+/* row i's accumulators xi0, xi1, xi2 (nv of them) start at C's values
+ * (unaligned) or +0 */
 #define VX_INIT(T, i)                                                         \
-    T x##i##0 = {0}, x##i##1 = {0};                                           \
+    T x##i##0 = {0}, x##i##1 = {0}, x##i##2 = {0};                            \
     if (mr > i && acc) {                                                      \
         __builtin_memcpy(&x##i##0, c + i * ldc, sizeof(T));                   \
         if (nv > 1)                                                           \
             __builtin_memcpy(&x##i##1, c + i * ldc + sizeof(T) / 4, sizeof(T)); \
+        if (nv > 2)                                                           \
+            __builtin_memcpy(&x##i##2, c + i * ldc + sizeof(T) / 2, sizeof(T)); \
     }
 #define VX_STEP(i)                                                            \
     if (mr > i) {                                                             \
@@ -177,12 +182,16 @@ typedef float tr_vf4 __attribute__((vector_size(16)));
         x##i##0 += av * b0;                                                   \
         if (nv > 1)                                                           \
             x##i##1 += av * b1;                                               \
+        if (nv > 2)                                                           \
+            x##i##2 += av * b2;                                               \
     }
 #define VX_STORE(T, i)                                                        \
     if (mr > i) {                                                             \
         __builtin_memcpy(c + i * ldc, &x##i##0, sizeof(T));                   \
         if (nv > 1)                                                           \
             __builtin_memcpy(c + i * ldc + sizeof(T) / 4, &x##i##1, sizeof(T)); \
+        if (nv > 2)                                                           \
+            __builtin_memcpy(c + i * ldc + sizeof(T) / 2, &x##i##2, sizeof(T)); \
     }
 /* C (mr, nv vectors of type T) += A (mr, k) * B (k, nv vectors); mr, nv
  * and the A layout at are compile-time constants at every call */
@@ -192,9 +201,9 @@ typedef float tr_vf4 __attribute__((vector_size(16)));
     VX_INIT(T, 0) VX_INIT(T, 1) VX_INIT(T, 2) VX_INIT(T, 3)                   \
     VX_INIT(T, 4) VX_INIT(T, 5) VX_INIT(T, 6) VX_INIT(T, 7)                   \
     for (p = 0; p < k; p++) {                                                 \
-        T b0, b1;                                                             \
+        T b0, b1, b2;                                                         \
         __builtin_memcpy(&b0, b, sizeof(T));                                  \
-        b1 = b0;                                                              \
+        b1 = b2 = b0;                                                         \
         if (nv > 1)                                                           \
             __builtin_memcpy(&b1, b + sizeof(T) / 4, sizeof(T));              \
         b += ldb;                                                             \
@@ -347,6 +356,7 @@ TR_TILE void qtile_ga(float *restrict c, const float *restrict a, const size_t *
     if (mr > i && bias) {     /* b - (+0) is b, -0 included */                \
         x##i##0 = bias[i] - x##i##0;                                          \
         x##i##1 = bias[i] - x##i##1;                                          \
+        x##i##2 = bias[i] - x##i##2;                                          \
     }
 #define VTILE_GB_BODY(T)                                                      \
     VA_ROWS();                                                                \
@@ -356,11 +366,13 @@ TR_TILE void qtile_ga(float *restrict c, const float *restrict a, const size_t *
     VX_INIT_BIAS(T, 4) VX_INIT_BIAS(T, 5) VX_INIT_BIAS(T, 6) VX_INIT_BIAS(T, 7) \
     for (p = 0; p < k; p++) {                                                 \
         const float *bw = b + off[p];                                         \
-        T b0, b1;                                                             \
+        T b0, b1, b2;                                                         \
         __builtin_memcpy(&b0, bw, sizeof(T));                                 \
-        b1 = b0;                                                              \
+        b1 = b2 = b0;                                                         \
         if (nv > 1)                                                           \
             __builtin_memcpy(&b1, bw + sizeof(T) / 4, sizeof(T));             \
+        if (nv > 2)                                                           \
+            __builtin_memcpy(&b2, bw + sizeof(T) / 2, sizeof(T));             \
         VX_STEP(0) VX_STEP(1) VX_STEP(2) VX_STEP(3)                           \
         VX_STEP(4) VX_STEP(5) VX_STEP(6) VX_STEP(7)                           \
         ap += lda;                                                            \
@@ -407,6 +419,9 @@ GRID_ROWS_FN(tile_q_ga, qtile_ga, 1, GA_PARAMS)
 #define GRID_ARGS c, a, b, off, k, lda, ldc, bias
 #define GB_PARAMS float *c, const float *a, const float *b, const size_t *off, size_t k, \
                   size_t lda, size_t ldc, const float *bias
+#if TR_VW == 16
+GRID_ROWS_FN(tile_3v_gb, vtile_gb, 3, GB_PARAMS)
+#endif
 GRID_ROWS_FN(tile_2v_gb, vtile_gb, 2, GB_PARAMS)
 GRID_ROWS_FN(tile_1v_gb, vtile_gb, 1, GB_PARAMS)
 GRID_ROWS_FN(tile_q_gb, qtile_gb, 1, GB_PARAMS)
@@ -516,6 +531,13 @@ static void gemm_gb_rows(float *c, const float *a, const float *b, const size_t 
 {
     size_t i, j = 0, r, p, i0 = 0;
 
+#if TR_VW == 16     /* 8 x 3 vectors: 24 of the 32 registers */
+    for (; j + 3 * TR_VW <= n; j += 3 * TR_VW)
+        for (i = 0; i < m; i += r) {
+            r = block_rows(m - i);
+            tile_3v_gb(r, c + i * ldc + j, a + i, b + j, off, k, lda, ldc, bias ? bias + i : NULL);
+        }
+#endif
     for (; j + 2 * TR_VW <= n; j += 2 * TR_VW)
         for (i = 0; i < m; i += r) {
             r = block_rows(m - i);
