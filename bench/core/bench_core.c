@@ -31,7 +31,10 @@ static const char *kname(int k)
 /* the seed net's GEMMs as its conv layers call them for one sample
  * (C += A * B, contiguous rows): time each (best of reps runs of enough
  * calls for about 2 ms), print GFLOP/s, and one machine-readable line
- * "gemm_gflops X" for the five together */
+ * "gemm_gflops X" for the five together. On a vector host the fast plan's
+ * convolutions read their rows on a grid instead, and conv2's input
+ * gradient makes no dcol (tr_layer_conv.c): the dcol row is the GEMM the
+ * other paths (im2col, the lean plan's bands) run. */
 static void gemm_table(int reps)
 {
     static const struct { const char *what; size_t m, n, k; int set; } g[] = {
