@@ -140,10 +140,11 @@ static void gemm_tail(float *c, const float *a, const float *b, size_t m, size_t
  * multiplies and 16 adds: the multiplies and adds fill both vector ports.
  * tr_gemm_at_grid (the convolutions' forward, B's rows unaligned) takes
  * 8 x 3 there: 24 registers, 11 loads for 48 multiplies and adds instead
- * of 10 for 32. With 16 registers (AVX, SSE) the tile is 6 x 2. Columns below a vector
- * take a 4-lane tile, below 4 the reference loop. Row blocks are as even as
- * the row count allows (25 rows: 6, 6, 6, 7), so no block is left with too
- * few independent accumulators to hide the add latency. */
+ * of 10 for 32. With 16 registers (AVX, SSE) the tile is 6 x 2. Columns
+ * below a vector take a 4-lane tile, below 4 the reference loop. Row
+ * blocks are as even as the row count allows (25 rows: 6, 6, 6, 7), so no
+ * block is left with too few independent accumulators to hide the add
+ * latency. */
 #if defined(__AVX512F__)
 #define TR_VW 16
 #define TR_VMR 8
@@ -206,6 +207,8 @@ typedef float tr_vf4 __attribute__((vector_size(16)));
         b1 = b2 = b0;                                                         \
         if (nv > 1)                                                           \
             __builtin_memcpy(&b1, b + sizeof(T) / 4, sizeof(T));              \
+        if (nv > 2)                                                           \
+            __builtin_memcpy(&b2, b + sizeof(T) / 2, sizeof(T));              \
         b += ldb;                                                             \
         VX_STEP(0) VX_STEP(1) VX_STEP(2) VX_STEP(3)                           \
         VX_STEP(4) VX_STEP(5) VX_STEP(6) VX_STEP(7)                           \

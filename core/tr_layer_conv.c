@@ -797,6 +797,27 @@ static void dx_direct(float *dx, float *sums, const float *wk, const float *dyp,
     for (ic = 0; ic < IC; ic++)
         __builtin_memcpy(dx + ic * hw, sums + ic * pc, hw * sizeof *dx);
 }
+
+/* once per call: w as wk, and in space (col's, after the planes and rows)
+ * the zeros of dy's copy and the taps' masks */
+static void dx_begin(float *wk, float *space, const float *w, const struct tr_layer *l)
+{
+    size_t q;
+
+    dx_weights(wk, w, l);
+    for (q = 0; q < dx_masks_at(l); q++)
+        space[q] = 0.0f;
+    dx_masks((int32_t *)(void *)(space + dx_masks_at(l)), l);
+}
+
+/* dx (IC, H, W) of one sample: its dy into the copy, then the tiles */
+static void dx_sample(float *dx, const float *wk, float *space, const float *dyi,
+                      const struct tr_layer *l)
+{
+    dx_copy_dy(space, dyi, l);
+    dx_direct(dx, space + dx_sums_at(l), wk, space,
+              (const int32_t *)(const void *)(space + dx_masks_at(l)), l);
+}
 #else
 static size_t dx_floats(const struct tr_layer *l)
 {
@@ -804,37 +825,15 @@ static size_t dx_floats(const struct tr_layer *l)
     return 0;
 }
 
-static size_t dx_masks_at(const struct tr_layer *l)
+static void dx_begin(float *wk, float *space, const float *w, const struct tr_layer *l)
 {
-    (void)l;
-    return 0;
+    (void)wk, (void)space, (void)w, (void)l;
 }
 
-static void dx_masks(int32_t *mk, const struct tr_layer *l)
+static void dx_sample(float *dx, const float *wk, float *space, const float *dyi,
+                      const struct tr_layer *l)
 {
-    (void)mk, (void)l;
-}
-
-static void dx_weights(float *wk, const float *w, const struct tr_layer *l)
-{
-    (void)wk, (void)w, (void)l;
-}
-
-static void dx_copy_dy(float *dyp, const float *dyi, const struct tr_layer *l)
-{
-    (void)dyp, (void)dyi, (void)l;
-}
-
-static size_t dx_sums_at(const struct tr_layer *l)
-{
-    (void)l;
-    return 0;
-}
-
-static void dx_direct(float *dx, float *sums, const float *wk, const float *dyp,
-                      const int32_t *mk, const struct tr_layer *l)
-{
-    (void)dx, (void)sums, (void)wk, (void)dyp, (void)mk, (void)l;
+    (void)dx, (void)wk, (void)space, (void)dyi, (void)l;
 }
 #endif
 
@@ -853,8 +852,7 @@ void tr_conv2d_backward(float *dx, float *dw, float *db, const float *dy,
     /* dy's copy, the taps' masks and the sums in col's space after the
      * planes and rows; w as wk in wt's space */
     const int direct = dx && shifted(l) && dx_floats(l) > 0;
-    float *dyp = col + dx_at(l);
-    int32_t *mk = (int32_t *)(void *)(dyp + dx_masks_at(l));
+    float *space = col + dx_at(l);
     struct tr_gemm_grid g;
     size_t i, oc, q;
 
@@ -865,12 +863,9 @@ void tr_conv2d_backward(float *dx, float *dw, float *db, const float *dy,
         column_masks(masks, l);
     for (oc = 0; oc < OC; oc++)
         db[oc] = 0.0f;
-    if (direct) {
-        dx_weights(wt, w, l);
-        for (q = 0; q < dx_masks_at(l); q++)
-            dyp[q] = 0.0f;
-        dx_masks(mk, l);
-    } else if (dx)
+    if (direct)
+        dx_begin(wt, space, w, l);
+    else if (dx)
         transpose(wt, w, OC, kk);
     for (i = 0; i < n; i++) {
         const float *dyi = dy + i * ys;
@@ -894,10 +889,9 @@ void tr_conv2d_backward(float *dx, float *dw, float *db, const float *dy,
             im2col(col, x + i * xs, masks, l);
             tr_gemm(dwt, col, dyt, kk, OC, p, p, OC, OC);
         }
-        if (direct) {
-            dx_copy_dy(dyp, dyi, l);
-            dx_direct(dx + i * xs, dyp + dx_sums_at(l), wt, dyp, mk, l);
-        } else if (dx) {
+        if (direct)
+            dx_sample(dx + i * xs, wt, space, dyi, l);
+        else if (dx) {
             tr_gemm_set(col, wt, dyi, kk, p, OC, OC, p, p);
             col2im(dx + i * xs, col, masks, l);
         }
