@@ -266,10 +266,11 @@ void tr_conv2d_pad(float *xpad, const float *x, const struct tr_layer *l)
 }
 
 /* The one-plane kernels' inner blocks, chosen by this one #if: GCC's
- * generic vectors of 8 floats where the target has vector registers (the
- * compiler maps them to AVX/SSE/NEON), plain float arrays elsewhere (the
- * Cortex-M4F keeps them in its 32 single registers). Same operations in the
- * same order either way: each lane is one output (or one tap) of its own. */
+ * generic vectors where the target has vector registers (the compiler maps
+ * them to AVX-512/AVX/SSE/NEON; 8 floats, and the whole-plane tiles the
+ * registers' width), plain float arrays elsewhere (the Cortex-M4F keeps
+ * them in its 32 single registers). Same operations in the same order
+ * either way: each lane is one output (or one tap) of its own. */
 #if defined(__GNUC__) && (defined(__AVX__) || defined(__SSE2__) || defined(__ARM_NEON))
 typedef float tr_v8 __attribute__((vector_size(32)));
 /* an unaligned load (a macro: a function returning a vector wider than the
@@ -321,6 +322,117 @@ static void plane_row_s1(float *y, const float *xrow, const float *w_oc, float b
     }
 }
 
+/* Whole planes, stride 1: tiles of PR output rows x PN vectors of PV
+ * outputs, PR*PN accumulators in registers (16 where the target has 32
+ * vector registers, 8 where it has 16). A tap's weight is loaded once
+ * for the tile, and each output still starts at b and adds its taps in
+ * order (ic, ki, kj). */
+#if defined(__AVX512F__)
+#define TR_PV 16
+#define TR_PR 8
+#define TR_PN 2
+#elif defined(__AVX__)
+#define TR_PV 8
+#define TR_PR 2
+#define TR_PN 4
+#elif defined(__ARM_NEON) && defined(__aarch64__)
+#define TR_PV 4
+#define TR_PR 4
+#define TR_PN 4
+#else
+#define TR_PV 4
+#define TR_PR 2
+#define TR_PN 4
+#endif
+typedef float tr_pv __attribute__((vector_size(TR_PV * 4)));
+#define TR_PLANE_TILES 1
+
+static inline __attribute__((always_inline)) void
+plane_tile(float *y, const float *xrow, const float *w_oc, float b, unsigned OW, unsigned IC,
+           unsigned K, size_t plane, size_t Wp, const int r, const int nv)
+{
+    const tr_pv zero = {0};
+    tr_pv acc[TR_PR][TR_PN];
+    unsigned ic, ki, kj;
+    int t, v;
+
+    for (t = 0; t < r; t++)
+        for (v = 0; v < nv; v++)
+            acc[t][v] = b - zero;               /* b - (+0) is b, -0 included */
+    for (ic = 0; ic < IC; ic++)
+        for (ki = 0; ki < K; ki++) {
+            const float *xr = xrow + ic * plane + ki * Wp;
+            const float *wr = w_oc + ((size_t)ic * K + ki) * K;
+            for (kj = 0; kj < K; kj++) {
+                const float wv = wr[kj];
+                for (t = 0; t < r; t++)
+                    for (v = 0; v < nv; v++) {
+                        tr_pv x;
+                        __builtin_memcpy(&x, xr + t * Wp + kj + v * TR_PV, sizeof x);
+                        acc[t][v] += wv * x;
+                    }
+            }
+        }
+    for (t = 0; t < r; t++)
+        for (v = 0; v < nv; v++) {
+            const unsigned o = (unsigned)v * TR_PV;
+            if (o + TR_PV <= OW) {
+                __builtin_memcpy(y + (size_t)t * OW + o, &acc[t][v], sizeof acc[t][v]);
+            } else {
+                unsigned e;
+                for (e = 0; o + e < OW; e++)
+                    y[(size_t)t * OW + o + e] = acc[t][v][e];
+            }
+        }
+}
+
+/* 1 if tiles can make the whole plane: a row fits PN vectors, whose reads
+ * past the row stay inside the padded input and its 8 floats of slack */
+static int plane_tiles(unsigned OW, unsigned K, size_t Wp)
+{
+    const unsigned nv = (OW + TR_PV - 1) / TR_PV;
+    return nv <= TR_PN && nv * TR_PV + K - 2 <= Wp + 7;
+}
+
+/* r rows (TR_PR, TR_PR / 2 or 1) of a plane that plane_tiles can make */
+static void plane_rows(float *y, const float *xrow, const float *w_oc, float b, unsigned OW,
+                       unsigned IC, unsigned K, size_t plane, size_t Wp, int r)
+{
+    const int nv = (int)((OW + TR_PV - 1) / TR_PV);
+    unsigned o;
+#define TR_PLANE_CASE(R, NV)                                                  \
+    if (r == (R) && nv == (NV)) {                                             \
+        plane_tile(y, xrow, w_oc, b, OW, IC, K, plane, Wp, R, NV);            \
+        return;                                                               \
+    }
+    TR_PLANE_CASE(TR_PR, TR_PN)
+    TR_PLANE_CASE(TR_PR, TR_PN - 1)
+    TR_PLANE_CASE(TR_PR / 2, TR_PN)
+    TR_PLANE_CASE(TR_PR / 2, TR_PN - 1)
+    TR_PLANE_CASE(1, TR_PN)
+    TR_PLANE_CASE(1, TR_PN - 1)
+#undef TR_PLANE_CASE
+    for (; r > 0; r--, y += OW, xrow += Wp)     /* narrower rows: a vector at a time */
+        for (o = 0; o < OW; o += TR_PV)
+            plane_tile(y + o, xrow + o, w_oc, b, OW - o, IC, K, plane, Wp, 1, 1);
+}
+
+/* a plane, stride 1, in tiles of TR_PR rows, then the rows left */
+static void plane_s1_tiles(float *y, const float *xpad, const float *w_oc, float b,
+                           unsigned OH, unsigned OW, unsigned IC, unsigned K, size_t plane,
+                           size_t Wp)
+{
+    unsigned oh = 0;
+
+    while (oh < OH) {
+        const unsigned left = OH - oh;
+        const int r = left >= TR_PR ? TR_PR : left >= TR_PR / 2 ? TR_PR / 2 : 1;
+        plane_rows(y + (size_t)oh * OW, xpad + (size_t)oh * Wp, w_oc, b, OW, IC, K, plane, Wp,
+                   r);
+        oh += (unsigned)r;
+    }
+}
+
 /* the 25 taps of a 5x5 stride-1 weight gradient: one vector per kernel row
  * (lanes 0..4 are its taps, 5..7 are discarded; the padded input has 8
  * floats of slack for them), each lane's sum over the positions in order */
@@ -362,6 +474,7 @@ static void plane_dw_k5(float *dwc, const float *xp, const float *g, unsigned OH
     }
 }
 #else
+#define TR_PLANE_TILES 0
 /* Written out so the compiler keeps every accumulator in a register (a
  * loop over an array of them stays in memory at -O2 on the Cortex-M4F). */
 /* 8 outputs of a 5-wide kernel row: its 12 inputs and 5 weights loaded once */
@@ -522,6 +635,12 @@ void tr_conv2d_plane(float *y, const float *xpad, const float *w_oc, float b,
     const size_t Hp = l->in_h + 2u * l->d.pad, Wp = l->in_w + 2u * l->d.pad;
     unsigned oh, ow, ic, ki, kj;
 
+#if TR_PLANE_TILES
+    if (S == 1 && plane_tiles(OW, K, Wp)) {
+        plane_s1_tiles(y, xpad, w_oc, b, OH, OW, IC, K, Hp * Wp, Wp);
+        return;
+    }
+#endif
     for (oh = 0; oh < OH; oh++) {
         float *yr = y + (size_t)oh * OW;
         const float *xrow = xpad + (size_t)oh * S * Wp;

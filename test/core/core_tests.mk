@@ -29,10 +29,18 @@ $(CORE_TEST_DIR)/test_gemm_isa_%: test/core/test_gemm_plain.c $(CORE_TEST_HDRS) 
 	$(CC) $(HOST_CFLAGS) -ffp-contract=off -DTEST_GEMM_VECTOR $(lastword $(subst :, ,$(filter $*:%,$(GEMM_ISAS)))) \
 	  '-DTEST_SUITE="core_gemm_$*"' -Itest -Itest/core -o $@ $<
 
+# test_lean_plain again with the one-plane kernels' vector branch, for each
+# of those ISAs, against the library's fast conv
+LEAN_ISA_BINS := $(foreach v,$(GEMM_ISAS),$(CORE_TEST_DIR)/test_lean_isa_$(firstword $(subst :, ,$(v))))
+$(CORE_TEST_DIR)/test_lean_isa_%: test/core/test_lean_plain.c $(CORE_TEST_HDRS) $(BUILD)/libtinyring.a
+	@mkdir -p $(dir $@)
+	$(CC) $(HOST_CFLAGS) -ffp-contract=off -DTEST_LEAN_VECTOR $(lastword $(subst :, ,$(filter $*:%,$(GEMM_ISAS)))) \
+	  '-DTEST_SUITE="core_lean_$*"' -Itest -Itest/core -o $@ $< $(BUILD)/libtinyring.a -lm
+
 .PHONY: test-core test-symbols test-cross bench-core cross-core core-sizes
-test-core: $(CORE_TEST_BINS) $(GEMM_ISA_BINS)
+test-core: $(CORE_TEST_BINS) $(GEMM_ISA_BINS) $(LEAN_ISA_BINS)
 	@mkdir -p $(TR_RESULTS)
-	@st=0; for t in $(CORE_TEST_BINS) $(GEMM_ISA_BINS); do \
+	@st=0; for t in $(CORE_TEST_BINS) $(GEMM_ISA_BINS) $(LEAN_ISA_BINS); do \
 	  timeout 300 $$t test/fixtures || { echo "FAILED: $$t"; st=1; }; done; exit $$st
 
 test-symbols: $(CORE_OBJS)

@@ -5,10 +5,15 @@
  * core/tr_layer_band.c, core/tr_kernel_gemm.c and core/tr_layer_bn.c are
  * compiled here with the vector-register macros removed, so their #if
  * takes the portable branch. */
+#ifndef TEST_LEAN_VECTOR      /* as test_lean_isa_<isa>: the vector branch, built for <isa> */
 #undef __AVX512F__
 #undef __AVX__
 #undef __SSE2__
 #undef __ARM_NEON
+#endif
+#ifndef TEST_SUITE
+#define TEST_SUITE "core_lean_plain"
+#endif
 #include "../../core/tr_layer_band.c"
 #include "../../core/tr_kernel_gemm.c"
 #include "../../core/tr_layer_bn.c"
@@ -111,10 +116,16 @@ int main(void)
     static const unsigned cc[][8] = {   /* n, ic, h, w, oc, k, s, p */
         {2, 1, 28, 28, 16, 5, 1, 2}, {1, 3, 11, 9, 5, 3, 2, 1}, {2, 2, 13, 19, 3, 5, 1, 0},
         {1, 2, 6, 7, 2, 3, 1, 1},
+        /* whole-plane tiles: rows left over (14 = 8 + 4 + 1 + 1), one vector a
+         * row, rows wider than the tile, reads that would pass the slack */
+        {1, 2, 14, 14, 3, 5, 1, 2}, {1, 1, 20, 30, 2, 3, 1, 1}, {1, 1, 5, 40, 2, 3, 1, 1},
+        {1, 1, 9, 17, 2, 3, 1, 1}, {1, 3, 3, 3, 2, 3, 1, 1},
     };
     unsigned i;
 
-#ifdef __SSE2__
+#if defined(TEST_LEAN_VECTOR) && !TR_PLANE_TILES
+    TH_CHECK(0, "the vector branch was not selected");
+#elif !defined(TEST_LEAN_VECTOR) && defined(__SSE2__)
     TH_CHECK(0, "the plain branch was not selected");
 #endif
     tr_rng_seed(&tc_rng, 5, 55);
@@ -131,5 +142,5 @@ int main(void)
         gemm_at_case(25, 4, 9, (int)i);
         gemm_at_case(1, 3, 2, (int)i);
     }
-    return th_report("core_lean_plain");
+    return th_report(TEST_SUITE);
 }
