@@ -240,31 +240,6 @@ size_t tr_conv2d_pad_floats(const struct tr_layer *l)
     return (size_t)l->in_c * (l->in_h + 2u * l->d.pad) * (l->in_w + 2u * l->d.pad) + 8u;
 }
 
-void tr_conv2d_pad(float *xpad, const float *x, const struct tr_layer *l)
-{
-    const size_t H = l->in_h, W = l->in_w, P = l->d.pad;
-    const size_t Hp = H + 2 * P, Wp = W + 2 * P;
-    size_t ic, h, w;
-
-    for (ic = 0; ic < l->in_c; ic++) {
-        float *xp = xpad + ic * Hp * Wp;
-        const float *xs = x + ic * H * W;
-        for (w = 0; w < P * Wp; w++)              /* top rows */
-            xp[w] = 0.0f;
-        for (h = 0; h < H; h++) {
-            float *r = xp + (P + h) * Wp;
-            for (w = 0; w < P; w++)
-                r[w] = r[P + W + w] = 0.0f;
-            for (w = 0; w < W; w++)
-                r[P + w] = xs[h * W + w];
-        }
-        for (w = (P + H) * Wp; w < Hp * Wp; w++)  /* bottom rows */
-            xp[w] = 0.0f;
-    }
-    for (w = 0; w < 8; w++)                       /* the slack */
-        xpad[l->in_c * Hp * Wp + w] = 0.0f;
-}
-
 /* The one-plane kernels' inner blocks, chosen by this one #if: GCC's
  * generic vectors where the target has vector registers (the compiler maps
  * them to AVX-512/AVX/SSE/NEON; 8 floats, and the whole-plane tiles the
@@ -433,6 +408,37 @@ static void plane_s1_tiles(float *y, const float *xpad, const float *w_oc, float
     }
 }
 
+/* one channel (H, W) into its padded plane: the plane zeroed, then each
+ * row copied in whole vectors (the last one ending at the row's end) */
+static void pad_plane(float *restrict xp, const float *restrict xs, size_t H, size_t W,
+                      size_t P)
+{
+    const size_t Wp = W + 2 * P, n = (H + 2 * P) * Wp;
+    const tr_pv zero = {0};
+    size_t q, h, w;
+
+    for (q = 0; q + TR_PV <= n; q += TR_PV)
+        __builtin_memcpy(xp + q, &zero, sizeof zero);
+    for (; q < n; q++)
+        xp[q] = 0.0f;
+    for (h = 0; h < H; h++) {
+        float *r = xp + (P + h) * Wp + P;
+        const float *src = xs + h * W;
+        tr_pv v;
+        if (W < TR_PV) {
+            for (w = 0; w < W; w++)
+                r[w] = src[w];
+            continue;
+        }
+        for (w = 0; w + TR_PV <= W; w += TR_PV) {
+            __builtin_memcpy(&v, src + w, sizeof v);
+            __builtin_memcpy(r + w, &v, sizeof v);
+        }
+        __builtin_memcpy(&v, src + W - TR_PV, sizeof v);
+        __builtin_memcpy(r + W - TR_PV, &v, sizeof v);
+    }
+}
+
 /* the 25 taps of a 5x5 stride-1 weight gradient: one vector per kernel row
  * (lanes 0..4 are its taps, 5..7 are discarded; the padded input has 8
  * floats of slack for them), each lane's sum over the positions in order */
@@ -475,6 +481,27 @@ static void plane_dw_k5(float *dwc, const float *xp, const float *g, unsigned OH
 }
 #else
 #define TR_PLANE_TILES 0
+
+/* one channel (H, W) into its padded plane */
+static void pad_plane(float *restrict xp, const float *restrict xs, size_t H, size_t W,
+                      size_t P)
+{
+    const size_t Wp = W + 2 * P;
+    size_t h, w;
+
+    for (w = 0; w < P * Wp; w++)              /* top rows */
+        xp[w] = 0.0f;
+    for (h = 0; h < H; h++) {
+        float *r = xp + (P + h) * Wp;
+        for (w = 0; w < P; w++)
+            r[w] = r[P + W + w] = 0.0f;
+        for (w = 0; w < W; w++)
+            r[P + w] = xs[h * W + w];
+    }
+    for (w = (P + H) * Wp; w < (H + 2 * P) * Wp; w++)  /* bottom rows */
+        xp[w] = 0.0f;
+}
+
 /* Written out so the compiler keeps every accumulator in a register (a
  * loop over an array of them stays in memory at -O2 on the Cortex-M4F). */
 /* 8 outputs of a 5-wide kernel row: its 12 inputs and 5 weights loaded once */
@@ -624,6 +651,18 @@ static void plane_row_s1(float *y, const float *xrow, const float *w_oc, float b
     }
 }
 #endif
+
+void tr_conv2d_pad(float *xpad, const float *x, const struct tr_layer *l)
+{
+    const size_t H = l->in_h, W = l->in_w, P = l->d.pad;
+    const size_t plane = (H + 2 * P) * (W + 2 * P);
+    size_t ic, w;
+
+    for (ic = 0; ic < l->in_c; ic++)
+        pad_plane(xpad + ic * plane, x + ic * H * W, H, W, P);
+    for (w = 0; w < 8; w++)                       /* the slack */
+        xpad[l->in_c * plane + w] = 0.0f;
+}
 
 /* y (OH, OW) = b + w_oc (IC*K*K) taps over the padded input, each output
  * starting at b and adding its taps in order (ic, ki, kj) */
