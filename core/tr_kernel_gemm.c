@@ -511,6 +511,7 @@ TR_TILE void ctile_gb(float *restrict c, const float *restrict a, const float *r
         tr_vf a0, a1;
         __builtin_memcpy(&a0, a + p * lda, sizeof a0);
         __builtin_memcpy(&a1, a + p * lda + TR_VW, sizeof a1);
+        __asm__("" : "+v"(a0), "+v"(a1));      /* loaded once, not once per column */
         CX_STEP(0) CX_STEP(1) CX_STEP(2) CX_STEP(3)
     }
     CX_STORE(0) CX_STORE(1) CX_STORE(2) CX_STORE(3)
