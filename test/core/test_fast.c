@@ -169,8 +169,10 @@ static void dx_order_case(const unsigned c[7], int odd)
 
 static void dx_order_cases(void)
 {
+    /* n 3: two samples side by side, then one beside the slot the pair left
+     * (infinite and NaN products there must not reach it) */
     static const unsigned c[][7] = {   /* n, ic, h, w, oc, k, p ("same", stride 1) */
-        {2, 16, 14, 14, 32, 5, 2}, {2, 4, 14, 14, 8, 5, 2}, {1, 11, 9, 17, 5, 3, 1},
+        {3, 16, 14, 14, 32, 5, 2}, {3, 4, 14, 14, 8, 5, 2}, {1, 11, 9, 17, 5, 3, 1},
         {2, 3, 5, 40, 2, 3, 1}, {1, 9, 6, 6, 7, 5, 2}, {1, 2, 3, 3, 2, 7, 3},
     };
     unsigned i;
