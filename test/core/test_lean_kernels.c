@@ -211,6 +211,9 @@ int main(void)
         band_case(cc[i]);
     pool_plane_case(3, 28, 28, 2, 2);
     pool_plane_case(2, 7, 9, 2, 2);
+    pool_plane_case(2, 14, 14, 2, 2);    /* rows of 7 and 8 windows: two rows a chunk */
+    pool_plane_case(1, 16, 16, 2, 2);
+    pool_plane_case(1, 13, 15, 2, 2);
     pool_plane_case(2, 5, 70, 2, 2);     /* 35 windows a row: 16, 16, 3 */
     pool_plane_case(2, 9, 8, 3, 2);
     pool_plane_case(1, 10, 11, 3, 3);
