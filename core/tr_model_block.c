@@ -274,6 +274,30 @@ static uint8_t *blk_args(const struct blk *k)
     return (uint8_t *)(void *)k->bn->out;
 }
 
+/* Ask for plane pi's pool output and argmax bytes (and with dy, the pool's
+ * gradient) to come into the cache, for writing (wr) or reading: the pool's
+ * kernels waited for them, plane after plane (the BN's input planes, read
+ * in one long stream, the hardware fetches ahead by itself) */
+static void plane_prefetch(const struct blk *k, size_t pi, const float *dy, int wr)
+{
+    size_t j;
+
+    for (j = 0; j < k->ohw; j += 16) {
+        if (dy)
+            __builtin_prefetch(dy + pi * k->ohw + j);
+        if (wr)
+            __builtin_prefetch(k->pool->out + pi * k->ohw + j, 1);
+        else
+            __builtin_prefetch(k->pool->out + pi * k->ohw + j);
+    }
+    for (j = 0; args(k) && j < k->ohw; j += 64) {
+        if (wr)
+            __builtin_prefetch(blk_args(k) + pi * k->ohw + j, 1);
+        else
+            __builtin_prefetch(blk_args(k) + pi * k->ohw + j);
+    }
+}
+
 /* The training forward of a by_samples block: save[] holds the running sums
  * (the mean's, then the squared deviations') until tr_bn2d_finish. */
 static void block_forward_samples(struct tr_model *m, const struct blk *k, unsigned n)
@@ -299,6 +323,8 @@ static void block_forward_samples(struct tr_model *m, const struct blk *k, unsig
         for (c = 0; c < k->C; c++, pl += k->hw) {
             const size_t pi = (size_t)i * k->C + c;
             struct tr_bn_plane bp;
+            if (pi + 2 < (size_t)n * k->C)
+                plane_prefetch(k, pi + 2, NULL, 1);
             blk_bn(&bp, m, k, c, save[c], save[k->C + c]);
             if (args(k))    /* each window's argmax kept for the backward */
                 tr_maxpool2d_bn_forward_plane_arg(k->pool->out + pi * k->ohw,
@@ -474,8 +500,11 @@ static void block_backward_samples(struct tr_model *m, const struct blk *k, unsi
         dgb[c] = 0.0f;
     for (i = 0, pi = 0; i < n; i++)
         for (c = 0; c < k->C; c++, pi++, pl += k->hw) {
-            const float *d = blk_dy_samples(m, k, pi, c, dy, pl, reg);
+            const float *d;
             float sb, sg;
+            if (pi + 2 < (size_t)n * k->C)
+                plane_prefetch(k, pi + 2, dy, 0);
+            d = blk_dy_samples(m, k, pi, c, dy, pl, reg);
             tr_bn2d_plane_dsums(&sb, &sg, d, pl, k->hw, save[c], save[k->C + c]);
             dgb[k->C + c] += sb;
             dgb[c] += sg;
@@ -486,6 +515,8 @@ static void block_backward_samples(struct tr_model *m, const struct blk *k, unsi
         for (c = 0; c < k->C; c++, pi++, pl += k->hw) {
             const float invstd = save[k->C + c], kc = gb[c] * invstd / cnt;
             const float *d = cache + pi * k->hw;
+            if (pi + 2 < (size_t)n * k->C)
+                plane_prefetch(k, pi + 2, dy, 0);
             if (args(k)) {      /* routed again: a few bytes read, not a plane */
                 tr_maxpool2d_backward_plane_arg(reg, dy + pi * k->ohw, blk_args(k) + pi * k->ohw,
                                                 k->pool->out + pi * k->ohw, k->pool, k->relu);
