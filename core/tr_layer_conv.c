@@ -509,15 +509,17 @@ static void transpose(float *restrict t, const float *restrict a, size_t rows, s
         }
 }
 
-/* Ask for n floats from p to come into the cache while the GEMMs of the
- * sample before run (the next sample's input and output gradient: a batch's
- * activations are megabytes, and the shifted planes waited for them) */
+/* Ask for n floats from p to come into the L2 cache while the GEMMs of
+ * the sample before run (the next sample's input and output gradient: a
+ * batch's activations are megabytes, and the shifted planes waited for
+ * them); not into L1, where conv1's 50 KB of dy would push out the GEMMs'
+ * planes and weights */
 static void prefetch(const float *p, size_t n)
 {
     size_t j;
 
     for (j = 0; TR_CONV_SHIFTED && j < n; j += 16)
-        __builtin_prefetch(p + j);
+        __builtin_prefetch(p + j, 0, 1);
 }
 
 /* y = b + w * col, col read from the shifted planes z (in col's space) a
