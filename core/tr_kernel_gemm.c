@@ -225,12 +225,14 @@ TR_TILE void vtile(float *restrict c, const float *restrict a, const float *rest
     VTILE_BODY(tr_vf, VA_ROWS)
 }
 
+#if TR_VW > 4        /* 4-lane tiles of the last columns beside wider ones */
 TR_TILE void qtile(float *restrict c, const float *restrict a, const float *restrict b,
                    size_t k, size_t lda, size_t ldb, size_t ldc, int acc, const int mr,
                    const int nv, const int at)
 {
     VTILE_BODY(tr_vf4, VA_ROWS)
 }
+#endif
 
 /* one function per tile kind and A layout, specialised for each row count
  * 1..TR_VMR */
@@ -511,7 +513,8 @@ TR_TILE void ctile_gb(float *restrict c, const float *restrict a, const float *r
         tr_vf a0, a1;
         __builtin_memcpy(&a0, a + p * lda, sizeof a0);
         __builtin_memcpy(&a1, a + p * lda + TR_VW, sizeof a1);
-        __asm__("" : "+v"(a0), "+v"(a1));      /* loaded once, not once per column */
+        TR_IN_REGISTER(a0);                     /* loaded once, not once per column */
+        TR_IN_REGISTER(a1);
         CX_STEP(0) CX_STEP(1) CX_STEP(2) CX_STEP(3)
     }
     CX_STORE(0) CX_STORE(1) CX_STORE(2) CX_STORE(3)

@@ -746,7 +746,7 @@ dx_tile(float *restrict sums, const float *restrict wb, size_t rs, const float *
                 const float *s = src + oc * L, *wo = wt + oc * rs;
                 for (j = 0; j < v; j++) {
                     __builtin_memcpy(&d[j], s + j * TR_DX_VW, sizeof d[j]);
-                    __asm__("" : "+v"(d[j]));   /* one load, not one per channel */
+                    TR_IN_REGISTER(d[j]);       /* one load, not one per channel */
                 }
                 for (i = 0; i < r; i++)
                     for (j = 0; j < v; j++)

@@ -15,6 +15,17 @@
 #include <stddef.h>
 #include "tr_model.h"
 
+/* An empty asm through which the compiler must keep vector v in a register
+ * as it is: one load of it, not one folded into each of its uses. The
+ * constraint for a vector register is "v" on x86 and "w" on Arm. */
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#define TR_IN_REGISTER(v) __asm__("" : "+v"(v))
+#elif defined(__GNUC__) && (defined(__aarch64__) || defined(__arm__))
+#define TR_IN_REGISTER(v) __asm__("" : "+w"(v))
+#else
+#define TR_IN_REGISTER(v) ((void)0)
+#endif
+
 /* C (M, N; row stride ldc) += A (M, K; lda) * B (K, N; ldb), row-major. */
 void tr_gemm_ref(float *c, const float *a, const float *b, size_t m, size_t n,
                  size_t k, size_t lda, size_t ldb, size_t ldc);

@@ -47,7 +47,13 @@ test-symbols: $(CORE_OBJS)
 	@mkdir -p $(TR_RESULTS)
 	timeout 60 bash test/core/symbols.sh $(CORE_OBJS)
 
-TEST_TARGETS += test-core test-symbols
+# core's NEON branches build for AArch64 (clang's target, compile only)
+.PHONY: test-arm64
+test-arm64:
+	@mkdir -p $(TR_RESULTS)
+	timeout 300 bash test/core/arm64_build.sh "$(CORE_CFLAGS)" $(CORE_SRCS)
+
+TEST_TARGETS += test-core test-symbols test-arm64
 
 include test/core/cross.mk
 include bench/core/bench.mk
