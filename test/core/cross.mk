@@ -85,8 +85,9 @@ endef
 $(foreach a,$(CROSS_ARCHS),$(eval $(call CROSS_ARCH_RULES,$(a))))
 
 # the host twin: the same image.c on the host library
-# host_twin(CFLAGS, LIBRARY): the recipe, for the variant in the target's stem
-host_twin = $(CC) $(filter-out -ffreestanding,$(1)) -Icore -I$(CROSS_DIR)/var/$* \
+# host_twin(CFLAGS, LIBRARY[, COMPILER]): the recipe, for the variant in the
+# target's stem (the compiler: the host's CC unless given)
+host_twin = $(or $(3),$(CC)) $(filter-out -ffreestanding,$(1)) -Icore -I$(CROSS_DIR)/var/$* \
 	  $(call cross_steps,$*) -o $@ test/core/cross/port_host.c test/core/cross/image.c $(2)
 $(CROSS_DIR)/host/%: $(CROSS_DIR)/var/%/image_arena.h $(CROSS_IMG_SRCS) test/core/cross/port_host.c \
                      $(BUILD)/libtinyring.a
@@ -114,8 +115,24 @@ $(CROSS_DIR)/host-$(1)/%: $(CROSS_DIR)/var/%/image_arena.h $(CROSS_IMG_SRCS) \
 endef
 $(foreach i,$(CROSS_HOST_ISAS),$(eval $(call CROSS_ISA_RULES,$(firstword $(subst :, ,$(i))),$(lastword $(subst :, ,$(i))))))
 
+# A 64-bit Arm host (the kernels' NEON branches): the host twin on core
+# built by the AArch64 cross compiler, static, run under QEMU's user mode
+# (cross_test.sh); it must print the same lines. $(CROSS_DIR)/host-a64/<variant>
+A64_CC := aarch64-linux-gnu-gcc
+A64_AR := aarch64-linux-gnu-ar
+$(CROSS_DIR)/a64/%.o: core/%.c $(CORE_HDRS)
+	@mkdir -p $(dir $@)
+	$(A64_CC) $(CORE_CFLAGS) -c $< -o $@
+$(CROSS_DIR)/a64/libtinyring.a: $(CORE_SRCS:core/%.c=$(CROSS_DIR)/a64/%.o)
+	@rm -f $@
+	$(A64_AR) rcs $@ $^
+$(CROSS_DIR)/host-a64/%: $(CROSS_DIR)/var/%/image_arena.h $(CROSS_IMG_SRCS) \
+                         test/core/cross/port_host.c $(CROSS_DIR)/a64/libtinyring.a
+	@mkdir -p $(dir $@)
+	$(call host_twin,$(CORE_CFLAGS) -static,$(CROSS_DIR)/a64/libtinyring.a,$(A64_CC))
+
 CROSS_TEST_IMAGES := $(foreach v,$(CROSS_TEST_VARIANTS),$(CROSS_ARCHS:%=$(CROSS_DIR)/%/$(v).elf) \
-                       $(CROSS_DIR)/host/$(v) \
+                       $(CROSS_DIR)/host/$(v) $(CROSS_DIR)/host-a64/$(v) \
                        $(foreach i,$(CROSS_HOST_ISAS),$(CROSS_DIR)/host-$(firstword $(subst :, ,$(i)))/$(v)))
 CROSS_TEST_VARIANT := $(firstword $(CROSS_TEST_VARIANTS))
 

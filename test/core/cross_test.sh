@@ -8,7 +8,8 @@
 # of the parameters and BN statistics after them. The variants after the
 # first train on other execution plans: their training lines must equal the
 # first variant's too (the plans compute the same bits). On an x86-64 host
-# the host twin built again for AVX2 and for SSE2 prints the same lines.
+# the host twin built again for AVX2 and for SSE2 prints the same lines,
+# and so does the twin built for AArch64 (NEON), run by qemu-aarch64.
 # usage: cross_test.sh MAKE CROSS_DIR VARIANT...
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/cross/qemu.sh"
@@ -30,11 +31,16 @@ for var in "$@"; do
       bash -c 'diff <(grep -e "^step " -e "^params hash" "$1") <(grep -e "^step " -e "^params hash" "$2") >/dev/null' \
       _ "$out/host-$first.cmp" "$out/host-$var.cmp"
   fi
-  for twin in "$dir"/host-*/"$var"; do    # x86-64: core built for AVX2, for SSE2
+  for twin in "$dir"/host-*/"$var"; do    # core built for AVX2, for SSE2; for AArch64
     [ -x "$twin" ] || continue
     isa=$(basename "$(dirname "$twin")")
+    run=
+    if [ "$isa" = host-a64 ]; then
+      run=qemu-aarch64
+      command -v $run >/dev/null || { fail "$run missing (tools/apt-packages.txt installs it)"; continue; }
+    fi
     check "$isa $var: the host twin on core built for $isa prints the same lines" \
-      bash -c '"$1" | grep -v "^#" | cmp -s - "$2"' _ "$twin" "$out/host-$var.cmp"
+      bash -c '$1 "$2" | grep -v "^#" | cmp -s - "$3"' _ "$run" "$twin" "$out/host-$var.cmp"
   done
   for t in m4 rv32 m55; do
     elf=$dir/$t/$var.elf
