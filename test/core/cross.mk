@@ -131,6 +131,37 @@ $(CROSS_DIR)/host-a64/%: $(CROSS_DIR)/var/%/image_arena.h $(CROSS_IMG_SRCS) \
 	@mkdir -p $(dir $@)
 	$(call host_twin,$(CORE_CFLAGS) -static,$(CROSS_DIR)/a64/libtinyring.a,$(A64_CC))
 
+# test-core-a64: test-core's kernel suites (fast against reference, the
+# lean plan against the fast one, the PyTorch goldens; the vector GEMM and
+# one-plane conv branches) again on that core, run by qemu-aarch64, each
+# under its own suite name (core_*_a64)
+A64_TEST_DIR := $(CROSS_DIR)/a64-tests
+A64_TEST_CFLAGS := -std=gnu99 -Wall -Wextra -O2 -ffp-contract=off -static -Icore -Itest -Itest/core
+A64_SUITES := fast lean_kernels lean golden
+A64_TEST_BINS := $(A64_SUITES:%=$(A64_TEST_DIR)/test_%) $(A64_TEST_DIR)/test_gemm_vector \
+                 $(A64_TEST_DIR)/test_lean_vector
+$(A64_TEST_DIR)/test_%: test/core/test_%.c $(CROSS_DIR)/a64/libtinyring.a $(CORE_TEST_HDRS)
+	@mkdir -p $(dir $@)
+	$(A64_CC) $(A64_TEST_CFLAGS) '-DTEST_SUITE="core_$*_a64"' -o $@ $< \
+	  $(CROSS_DIR)/a64/libtinyring.a -lm
+$(A64_TEST_DIR)/test_gemm_vector: test/core/test_gemm_plain.c core/tr_kernel_gemm.c $(CORE_TEST_HDRS)
+	@mkdir -p $(dir $@)
+	$(A64_CC) $(A64_TEST_CFLAGS) -DTEST_GEMM_VECTOR '-DTEST_SUITE="core_gemm_a64"' -o $@ $< -lm
+$(A64_TEST_DIR)/test_lean_vector: test/core/test_lean_plain.c $(CROSS_DIR)/a64/libtinyring.a \
+                                  $(CORE_TEST_HDRS)
+	@mkdir -p $(dir $@)
+	$(A64_CC) $(A64_TEST_CFLAGS) -DTEST_LEAN_VECTOR '-DTEST_SUITE="core_lean_plane_a64"' -o $@ $< \
+	  $(CROSS_DIR)/a64/libtinyring.a -lm
+
+.PHONY: test-core-a64
+test-core-a64: $(A64_TEST_BINS)
+	@mkdir -p $(TR_RESULTS)
+	@command -v qemu-aarch64 >/dev/null || { echo "FAILED: qemu-aarch64 missing (tools/apt-packages.txt installs it)"; exit 1; }
+	@st=0; for t in $(A64_TEST_BINS); do \
+	  timeout 600 qemu-aarch64 $$t test/fixtures || { echo "FAILED: $$t"; st=1; }; done; exit $$st
+
+TEST_TARGETS += test-core-a64
+
 CROSS_TEST_IMAGES := $(foreach v,$(CROSS_TEST_VARIANTS),$(CROSS_ARCHS:%=$(CROSS_DIR)/%/$(v).elf) \
                        $(CROSS_DIR)/host/$(v) $(CROSS_DIR)/host-a64/$(v) \
                        $(foreach i,$(CROSS_HOST_ISAS),$(CROSS_DIR)/host-$(firstword $(subst :, ,$(i)))/$(v)))

@@ -14,6 +14,9 @@
  * tensor's scale for values that are sums cancelling to near zero (float
  * summation order differs from oneDNN's). */
 #include "harness.h"
+#ifndef TEST_SUITE
+#define TEST_SUITE "core_golden"
+#endif
 #include "tinyring.h"
 #include "tr_util.h"
 #include <math.h>
@@ -183,5 +186,5 @@ int main(int argc, char **argv)
         run(TR_KERNELS_REF);
     }
     printf("worst element: %.3f of the tolerance\n", worst_seen);
-    return th_report("core_golden");
+    return th_report(TEST_SUITE);
 }

@@ -14,6 +14,9 @@
  * is TR_ERR_NOMEM, the layout hash is the plan's blind spot, and the seed
  * net's roles and stored buffers are the documented ones. */
 #include "harness.h"
+#ifndef TEST_SUITE
+#define TEST_SUITE "core_lean"
+#endif
 #include "tc_util.h"
 #include <stdio.h>
 
@@ -293,5 +296,5 @@ int main(void)
      * its input gradient written over its input */
     model(&d, 0, &name);
     train_side_by_side(&d, 96, "seed 16/32 (whole-image conv2)");
-    return th_report("core_lean");
+    return th_report(TEST_SUITE);
 }

@@ -6,6 +6,9 @@
  * the fused BN pool planes against BN's plane map and the pool kernels
  * on data full of ties. Every comparison is bitwise (memcmp). */
 #include "harness.h"
+#ifndef TEST_SUITE
+#define TEST_SUITE "core_lean_kernels"
+#endif
 #include "tc_util.h"
 #include <stdio.h>
 
@@ -218,5 +221,5 @@ int main(void)
     pool_plane_case(2, 9, 8, 3, 2);
     pool_plane_case(1, 10, 11, 3, 3);
     pool_plane_case(2, 6, 7, 2, 1);
-    return th_report("core_lean_kernels");
+    return th_report(TEST_SUITE);
 }
