@@ -46,10 +46,14 @@ enum tr_phase {
     TR_PHASE_BARRIER
 };
 
+/* tr_comm_config.timeout_ms where it is 0 */
+#define TR_COMM_DEFAULT_TIMEOUT_MS 30000u
+
 struct tr_comm_config {
     int      rank;            /* 0 .. world-1 */
     int      world;           /* >= 1 */
-    uint32_t timeout_ms;      /* no progress for this long -> TR_ERR_TIMEOUT; 0 = 30000 */
+    uint32_t timeout_ms;      /* no progress for this long -> TR_ERR_TIMEOUT;
+                                 * 0 = TR_COMM_DEFAULT_TIMEOUT_MS */
     uint32_t segment_bytes;   /* pipeline segment payload, multiple of 4, >= 64;
                                * 0 = default (256 KiB: every segment costs the
                                * port a send and the neighbour a wake-up;

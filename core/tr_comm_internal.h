@@ -7,7 +7,6 @@
 #include <stdint.h>
 #include "tr_comm.h"
 
-#define TR_COMM_DEFAULT_TIMEOUT_MS 30000u
 #define TR_COMM_DEFAULT_SEGMENT    262144u  /* see tr_comm.h */
 #define TR_COMM_MIN_SEGMENT        64u
 

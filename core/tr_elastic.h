@@ -32,6 +32,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "tr_link.h"
 
 #ifndef TR_EL_MAX_MEMBERS
 #define TR_EL_MAX_MEMBERS 256u     /* members of a view (the POSIX port's world bound) */
@@ -174,7 +175,7 @@ int tr_el_view_initial(struct tr_el_view *v, uint32_t world, const uint32_t *add
  * 0 for its membership timeout, its handshake deadline or its smallest view
  * means TR_EL_DEFAULT_TIMEOUT_MS, TR_EL_DEFAULT_HANDSHAKE_MS and 1. */
 #define TR_EL_DEFAULT_TIMEOUT_MS   60000u
-#define TR_EL_DEFAULT_HANDSHAKE_MS 3000u
+#define TR_EL_DEFAULT_HANDSHAKE_MS TR_LINK_HANDSHAKE_MS
 void tr_el_config_defaults(uint32_t *timeout_ms, uint32_t *handshake_ms, unsigned *min_ranks);
 
 /* Index of original rank `rank` in v, or -1; the same in a member list

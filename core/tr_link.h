@@ -21,6 +21,15 @@
 #define TR_LINK_HELLO_BYTES 24u
 #define TR_LINK_VERSION     1u
 
+/* The ports' bootstrap deadlines where their configs say 0, one definition
+ * for both ports: a rank's links (or its connection to the master) are up
+ * within TR_LINK_CONNECT_MS, every rank has joined within TR_LINK_JOIN_MS,
+ * and an accepted connection sends its hello (or JOIN) within
+ * TR_LINK_HANDSHAKE_MS. */
+#define TR_LINK_CONNECT_MS   30000u
+#define TR_LINK_JOIN_MS      60000u
+#define TR_LINK_HANDSHAKE_MS 3000u
+
 /* A link hello, decoded. */
 struct tr_link_hello {
     uint32_t version;   /* TR_LINK_VERSION */

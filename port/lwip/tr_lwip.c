@@ -40,7 +40,6 @@ enum link_state {
                        * unanswered until the next links are opened */
 };
 
-#define DEF_CONNECT_MS 30000u
 #define DEF_RETRY_MS   100u
 #ifndef TR_LWIP_ATTEMPT_MS
 #define TR_LWIP_ATTEMPT_MS 1000u  /* a SYN unanswered this long (peer not booted,
@@ -544,7 +543,7 @@ static int links_wait(struct tr_lwip *lw, uint32_t limit)
 int tr_lwip_connect(struct tr_lwip *lw)
 {
     uint32_t limit = lw->cfg.connect_timeout_ms ? lw->cfg.connect_timeout_ms
-                                                : DEF_CONNECT_MS;
+                                                : TR_LINK_CONNECT_MS;
     int rc = lw->listener ? 0 : start_listen(lw);
     if (rc < 0)
         return rc;
@@ -583,7 +582,7 @@ int tr_lwip_relink(struct tr_lwip *lw, int rank, int world, const struct tr_lwip
     lw->cfg.world = world;
     lw->cfg.table = table;
     lw->cfg.job_token = token;
-    return links_wait(lw, timeout_ms ? timeout_ms : DEF_CONNECT_MS);
+    return links_wait(lw, timeout_ms ? timeout_ms : TR_LINK_CONNECT_MS);
 }
 
 /* ---- the transport ----------------------------------------------------- */

@@ -60,7 +60,7 @@ struct tr_lwip_config {
                                    * caller keeps it alive (a const table in
                                    * flash is the intended use) */
     uint64_t job_token;           /* sent and checked in the link handshake */
-    uint32_t connect_timeout_ms;  /* bootstrap deadline; 0 = 30000 */
+    uint32_t connect_timeout_ms;  /* bootstrap deadline; 0 = TR_LINK_CONNECT_MS */
     uint32_t retry_ms;            /* wait between connect attempts; 0 = 100 */
     void   (*drive)(void *arg, uint32_t wait_ms); /* see above; required */
     void    *drive_arg;           /* passed to drive */
@@ -161,7 +161,7 @@ void tr_lwip_drop_links(struct tr_lwip *lw);
 /* Elastic runs: the links of a new ring over the kept listener: drops the
  * old links, then this rank is `rank` of `world` (>= 2) at table[] (kept
  * alive by the caller), the link hellos carry `token`; drives the stack
- * until both links are up or timeout_ms (0 = 30000). Parked hellos are
+ * until both links are up or timeout_ms (0 = TR_LINK_CONNECT_MS). Parked hellos are
  * judged first. Returns 0, TR_ERR_INVAL (no listener), TR_ERR_TIMEOUT,
  * TR_ERR_MISMATCH (the right neighbour answered as another ring),
  * TR_ERR_NOBUFS. */
@@ -256,10 +256,11 @@ struct tr_lwip_elastic_config {
                                     * then is dropped (the coordinator's), the
                                     * wait for a verdict and the new ring's link
                                     * deadline; the same on every rank of the
-                                    * job (mnist_ring: --timeout); 0 = 60000 */
+                                    * job (mnist_ring: --timeout);
+                                    * 0 = TR_EL_DEFAULT_TIMEOUT_MS */
     uint32_t handshake_ms;         /* a connect must be answered, and a JOIN sent
                                     * to this rank arrive whole, within this;
-                                    * 0 = 3000 */
+                                    * 0 = TR_EL_DEFAULT_HANDSHAKE_MS */
     unsigned min_ranks;            /* coordinating: a view with fewer members is
                                     * not formed (ABORT, TR_EL_BELOW_MIN); the
                                     * same on every rank; 0 is taken as 1 */

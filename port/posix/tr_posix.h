@@ -103,10 +103,13 @@ struct tr_posix_config {
                                     * master is reached from. */
     uint16_t    listen_port;       /* this rank's ring listening port; 0 = ephemeral */
     uint64_t    job_token;         /* same on every rank of a job (tr_posix_token) */
-    uint32_t    connect_timeout_ms;/* keep retrying the master until then; 0 = 30000 */
-    uint32_t    join_timeout_ms;   /* all ranks joined and links up by then; 0 = 60000 */
+    uint32_t    connect_timeout_ms;/* keep retrying the master until then;
+                                    * 0 = TR_LINK_CONNECT_MS */
+    uint32_t    join_timeout_ms;   /* all ranks joined and links up by then;
+                                    * 0 = TR_LINK_JOIN_MS */
     uint32_t    handshake_ms;      /* a connection must introduce itself within
-                                    * this (registration or link hello); 0 = 3000 */
+                                    * this (registration or link hello);
+                                    * 0 = TR_LINK_HANDSHAKE_MS */
     int         sndbuf;            /* SO_SNDBUF bytes on ring links; 0 = default
                                     * (TR_POSIX_DEFAULT_SOCKBUF), < 0 = kernel autotuning */
     int         rcvbuf;            /* SO_RCVBUF bytes, same convention */
@@ -153,9 +156,9 @@ struct tr_posix_table_config {
                                     * call (the right neighbour is retried
                                     * every 50 ms until then: start order
                                     * and booting boards do not matter);
-                                    * 0 = 60000 */
+                                    * 0 = TR_LINK_JOIN_MS */
     uint32_t    handshake_ms;      /* an accepted connection must send its link
-                                    * hello within this; 0 = 3000 */
+                                    * hello within this; 0 = TR_LINK_HANDSHAKE_MS */
     int         sndbuf;            /* as in struct tr_posix_config */
     int         rcvbuf;            /* as in struct tr_posix_config */
     uint32_t    spin_us;           /* as in struct tr_posix_config */
@@ -300,13 +303,13 @@ struct tr_posix_elastic_config {
                                     * (ABORT, TR_EL_BELOW_MIN); 0 is taken as 1 */
     uint32_t timeout_ms;           /* a member that has not answered a round by
                                     * then (from the round's start) is dropped;
-                                    * 0 = 60000 */
+                                    * 0 = TR_EL_DEFAULT_TIMEOUT_MS */
     uint32_t handshake_ms;         /* a connection must send its JOIN within this;
                                     * a coordinator that becomes one late still
                                     * waits this long for the others; the new
                                     * ring's links must be up within it (else a
                                     * member died after the VIEW: another round);
-                                    * 0 = 3000 */
+                                    * 0 = TR_EL_DEFAULT_HANDSHAKE_MS */
     int      sndbuf;               /* as in struct tr_posix_table_config */
     int      rcvbuf;
     uint32_t spin_us;

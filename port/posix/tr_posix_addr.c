@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "tr_error.h"
+#include "tr_link.h"
 #include "tr_posix_int.h"
 
 /* Decimal integer in [lo, hi], nothing else in the string. */
@@ -150,9 +151,9 @@ int tr_posix_plan_make(struct tr_posix_plan *pl, const struct tr_posix_config *c
     }
     pl->listen_port = cfg->listen_port;
     pl->token = cfg->job_token;
-    pl->connect_ms = cfg->connect_timeout_ms ? cfg->connect_timeout_ms : 30000u;
-    pl->join_ms = cfg->join_timeout_ms ? cfg->join_timeout_ms : 60000u;
-    pl->handshake_ms = cfg->handshake_ms ? cfg->handshake_ms : 3000u;
+    pl->connect_ms = cfg->connect_timeout_ms ? cfg->connect_timeout_ms : TR_LINK_CONNECT_MS;
+    pl->join_ms = cfg->join_timeout_ms ? cfg->join_timeout_ms : TR_LINK_JOIN_MS;
+    pl->handshake_ms = cfg->handshake_ms ? cfg->handshake_ms : TR_LINK_HANDSHAKE_MS;
     pl->sndbuf = cfg->sndbuf;
     pl->rcvbuf = cfg->rcvbuf;
     return 0;

@@ -9,10 +9,9 @@
 #include <string.h>
 
 #include "tr_error.h"
+#include "tr_link.h"
 #include "tr_posix_int.h"
 
-#define DEFAULT_TIMEOUT_MS   60000u
-#define DEFAULT_HANDSHAKE_MS 3000u
 
 void tr_posix_table_config_default(struct tr_posix_table_config *cfg)
 {
@@ -109,9 +108,9 @@ int tr_posix_connect_table(struct tr_posix *px, const struct tr_posix_table_conf
     pl.any_addr = 0;                   /* exactly the table's address */
     pl.listen_port = cfg->table[cfg->rank].port;
     pl.token = cfg->job_token;
-    pl.join_ms = cfg->timeout_ms ? cfg->timeout_ms : DEFAULT_TIMEOUT_MS;
+    pl.join_ms = cfg->timeout_ms ? cfg->timeout_ms : TR_LINK_JOIN_MS;
     pl.connect_ms = pl.join_ms;
-    pl.handshake_ms = cfg->handshake_ms ? cfg->handshake_ms : DEFAULT_HANDSHAKE_MS;
+    pl.handshake_ms = cfg->handshake_ms ? cfg->handshake_ms : TR_LINK_HANDSHAKE_MS;
     pl.sndbuf = cfg->sndbuf;
     pl.rcvbuf = cfg->rcvbuf;
 
