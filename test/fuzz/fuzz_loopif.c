@@ -93,3 +93,30 @@ void fuzz_lwip_setup(void)
     netif_set_up(&nif);
     netif_set_link_up(&nif);
 }
+
+struct pbuf *fuzz_lwip_chain(const uint8_t *stream, size_t len, size_t *fed,
+                             const uint8_t per_chain[4], const uint8_t piece[8],
+                             unsigned *chains, size_t (*size_of)(uint8_t))
+{
+    struct pbuf *head = NULL;
+    unsigned k, n = 1u + per_chain[*chains % 4] % 4u;
+    for (k = 0; k < n && *fed < len; k++) {
+        size_t want = size_of(piece[(*chains + k) % 8]);
+        struct pbuf *p;
+        if (want > PBUF_POOL_BUFSIZE)
+            want = PBUF_POOL_BUFSIZE;
+        if (want > len - *fed)
+            want = len - *fed;
+        p = pbuf_alloc(PBUF_RAW, (u16_t)want, PBUF_POOL);
+        if (!p)
+            break;
+        pbuf_take(p, stream + *fed, (u16_t)want);
+        *fed += want;
+        if (head)
+            pbuf_cat(head, p);
+        else
+            head = p;
+    }
+    (*chains)++;
+    return head;
+}

@@ -7,7 +7,10 @@
 #ifndef FUZZ_LOOPIF_H
 #define FUZZ_LOOPIF_H
 
+#include <stddef.h>
 #include <stdint.h>
+
+struct pbuf;
 
 extern uint32_t fuzz_lwip_ms;   /* sys_now(); starts at 1 */
 
@@ -18,5 +21,13 @@ void fuzz_lwip_setup(void);
 void fuzz_lwip_deliver(void);
 /* forgets what is queued */
 void fuzz_lwip_drop(void);
+
+/* The next chain of pbufs cut from stream[*fed, len): 1 + per_chain[*chains
+ * % 4] % 4 pieces, piece k of size_of(piece[(*chains + k) % 8]) bytes (at
+ * most a pool buffer's and what is left), *fed and *chains moved on; NULL
+ * when all is fed or the pool is dry (lwIP would drop that frame). */
+struct pbuf *fuzz_lwip_chain(const uint8_t *stream, size_t len, size_t *fed,
+                             const uint8_t per_chain[4], const uint8_t piece[8],
+                             unsigned *chains, size_t (*size_of)(uint8_t));
 
 #endif /* FUZZ_LOOPIF_H */

@@ -111,27 +111,16 @@ static struct tcp_pcb *port_end(void)
     return NULL;
 }
 
+/* a piece of the stream: 1 to 64 bytes */
+static size_t piece_bytes(uint8_t v)
+{
+    return 1u + (size_t)v % 64u;
+}
+
+/* The next chain of pbufs from the stream (fuzz_lwip_chain) */
 static struct pbuf *next_chain(void)
 {
-    struct pbuf *head = NULL;
-    unsigned k, n = 1u + R.per_chain[R.chains % 4] % 4u;
-    for (k = 0; k < n && R.fed < R.len; k++) {
-        size_t want = 1u + (size_t)R.piece[(R.chains + k) % 8] % 64u;
-        struct pbuf *p;
-        if (want > R.len - R.fed)
-            want = R.len - R.fed;
-        p = pbuf_alloc(PBUF_RAW, (u16_t)want, PBUF_POOL);
-        if (!p)
-            break;
-        pbuf_take(p, R.stream + R.fed, (u16_t)want);
-        R.fed += want;
-        if (head)
-            pbuf_cat(head, p);
-        else
-            head = p;
-    }
-    R.chains++;
-    return head;
+    return fuzz_lwip_chain(R.stream, R.len, &R.fed, R.per_chain, R.piece, &R.chains, piece_bytes);
 }
 
 /* Hands p (NULL: a FIN) to the port's end as tcp_input does. */
