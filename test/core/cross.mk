@@ -100,18 +100,19 @@ $(CROSS_DIR)/host/%: $(CROSS_DIR)/var/%/image_arena.h $(CROSS_IMG_SRCS) test/cor
 ifeq ($(shell uname -m),x86_64)
 CROSS_HOST_ISAS := avx2:-march=x86-64-v3 sse2:-march=x86-64
 endif
-# (1) the ISA's name, (2) its compiler flag
+# (1) the ISA's name, (2) its compiler flags; for another architecture (3)
+# its compiler and (4) its ar (default: the host's)
 define CROSS_ISA_RULES
 $(CROSS_DIR)/isa/$(1)/%.o: core/%.c $(CORE_HDRS)
 	@mkdir -p $$(dir $$@)
-	$(CC) $(CORE_CFLAGS) $(2) -c $$< -o $$@
+	$(or $(3),$(CC)) $(CORE_CFLAGS) $(2) -c $$< -o $$@
 $(CROSS_DIR)/isa/$(1)/libtinyring.a: $(CORE_SRCS:core/%.c=$(CROSS_DIR)/isa/$(1)/%.o)
 	@rm -f $$@
-	ar rcs $$@ $$^
+	$(or $(4),ar) rcs $$@ $$^
 $(CROSS_DIR)/host-$(1)/%: $(CROSS_DIR)/var/%/image_arena.h $(CROSS_IMG_SRCS) \
                           test/core/cross/port_host.c $(CROSS_DIR)/isa/$(1)/libtinyring.a
 	@mkdir -p $$(dir $$@)
-	$$(call host_twin,$(CORE_CFLAGS) $(2),$(CROSS_DIR)/isa/$(1)/libtinyring.a)
+	$$(call host_twin,$(CORE_CFLAGS) $(2),$(CROSS_DIR)/isa/$(1)/libtinyring.a,$(3))
 endef
 $(foreach i,$(CROSS_HOST_ISAS),$(eval $(call CROSS_ISA_RULES,$(firstword $(subst :, ,$(i))),$(lastword $(subst :, ,$(i))))))
 
@@ -120,16 +121,7 @@ $(foreach i,$(CROSS_HOST_ISAS),$(eval $(call CROSS_ISA_RULES,$(firstword $(subst
 # (cross_test.sh); it must print the same lines. $(CROSS_DIR)/host-a64/<variant>
 A64_CC := aarch64-linux-gnu-gcc
 A64_AR := aarch64-linux-gnu-ar
-$(CROSS_DIR)/a64/%.o: core/%.c $(CORE_HDRS)
-	@mkdir -p $(dir $@)
-	$(A64_CC) $(CORE_CFLAGS) -c $< -o $@
-$(CROSS_DIR)/a64/libtinyring.a: $(CORE_SRCS:core/%.c=$(CROSS_DIR)/a64/%.o)
-	@rm -f $@
-	$(A64_AR) rcs $@ $^
-$(CROSS_DIR)/host-a64/%: $(CROSS_DIR)/var/%/image_arena.h $(CROSS_IMG_SRCS) \
-                         test/core/cross/port_host.c $(CROSS_DIR)/a64/libtinyring.a
-	@mkdir -p $(dir $@)
-	$(call host_twin,$(CORE_CFLAGS) -static,$(CROSS_DIR)/a64/libtinyring.a,$(A64_CC))
+$(eval $(call CROSS_ISA_RULES,a64,-static,$(A64_CC),$(A64_AR)))
 
 # test-core-a64: test-core's kernel suites (fast against reference, the
 # lean plan against the fast one, the PyTorch goldens; the vector GEMM and
@@ -140,18 +132,18 @@ A64_TEST_CFLAGS := -std=gnu99 -Wall -Wextra -O2 -ffp-contract=off -static -Icore
 A64_SUITES := fast lean_kernels lean golden
 A64_TEST_BINS := $(A64_SUITES:%=$(A64_TEST_DIR)/test_%) $(A64_TEST_DIR)/test_gemm_vector \
                  $(A64_TEST_DIR)/test_lean_vector
-$(A64_TEST_DIR)/test_%: test/core/test_%.c $(CROSS_DIR)/a64/libtinyring.a $(CORE_TEST_HDRS)
+$(A64_TEST_DIR)/test_%: test/core/test_%.c $(CROSS_DIR)/isa/a64/libtinyring.a $(CORE_TEST_HDRS)
 	@mkdir -p $(dir $@)
 	$(A64_CC) $(A64_TEST_CFLAGS) '-DTEST_SUITE="core_$*_a64"' -o $@ $< \
-	  $(CROSS_DIR)/a64/libtinyring.a -lm
+	  $(CROSS_DIR)/isa/a64/libtinyring.a -lm
 $(A64_TEST_DIR)/test_gemm_vector: test/core/test_gemm_plain.c core/tr_kernel_gemm.c $(CORE_TEST_HDRS)
 	@mkdir -p $(dir $@)
 	$(A64_CC) $(A64_TEST_CFLAGS) -DTEST_GEMM_VECTOR '-DTEST_SUITE="core_gemm_a64"' -o $@ $< -lm
-$(A64_TEST_DIR)/test_lean_vector: test/core/test_lean_plain.c $(CROSS_DIR)/a64/libtinyring.a \
+$(A64_TEST_DIR)/test_lean_vector: test/core/test_lean_plain.c $(CROSS_DIR)/isa/a64/libtinyring.a \
                                   $(CORE_TEST_HDRS)
 	@mkdir -p $(dir $@)
 	$(A64_CC) $(A64_TEST_CFLAGS) -DTEST_LEAN_VECTOR '-DTEST_SUITE="core_lean_plane_a64"' -o $@ $< \
-	  $(CROSS_DIR)/a64/libtinyring.a -lm
+	  $(CROSS_DIR)/isa/a64/libtinyring.a -lm
 
 .PHONY: test-core-a64
 test-core-a64: $(A64_TEST_BINS)
