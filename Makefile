@@ -22,7 +22,7 @@ TEST_TARGETS  :=
 BENCH_TARGETS :=
 CROSS_TARGETS :=
 
-.PHONY: all test bench cross run deps clean
+.PHONY: all test bench bench-deps cross run deps clean
 all: $(BUILD)/libtinyring.a
 
 include core/core.mk
@@ -47,7 +47,12 @@ test: deps
 	@st=0; $(MAKE) --no-print-directory -k $(TEST_TARGETS) || st=$$?; \
 	  bash test/summary.sh $(BUILD)/results; exit $$st
 
+# The benchmarks' peers (PyTorch) besides the tests' packages.
+bench-deps:
+	@bash tools/deps.sh tools/apt-packages.txt tools/apt-packages-bench.txt
+
 bench: $(BENCH_TARGETS)
+$(BENCH_TARGETS): bench-deps
 
 cross: $(CROSS_TARGETS)
 

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Installs the Debian packages listed in tools/apt-packages.txt that are not
-# installed yet (apt-get; needs root or sudo). Quiet and quick when all are there.
+# Installs the Debian packages listed in tools/apt-packages.txt (or in the
+# lists given: deps.sh LIST...) that are not installed yet (apt-get; needs
+# root or sudo). Quiet and quick when all are there.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-want=$(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$here/apt-packages.txt")
+[ $# -gt 0 ] || set -- "$here/apt-packages.txt"
+want=$(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$@")
 missing=()
 for p in $want; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
