@@ -43,6 +43,9 @@ static const char usage[] =
 "    --min-ranks M         --elastic: stop (with a checkpoint) below M ranks (1)\n"
 "  output\n"
 "    --quiet               no progress line within an epoch\n"
+"    --warmup-steps K      the first epoch's samples/s and seconds count from the end of\n"
+"                          its K-th step here: the first steps fault memory in and fill\n"
+"                          the caches (0; bench-train gives 5, as its PyTorch peer)\n"
 "    --debug-param-hash    every rank prints a hash of its parameters per step\n";
 
 const char *mr_algo_name(int algo)
@@ -88,7 +91,7 @@ enum {
     O_EPOCHS = 256, O_BATCH, O_LR, O_MOM, O_SEED, O_ALGO, O_DATA, O_CKPT, O_CKPT_EVERY,
     O_RESUME, O_METRICS, O_PLOT, O_PLOT_FROM, O_SAVE, O_NPROC, O_INIT, O_RANK, O_WORLD,
     O_IFACE, O_TOKEN, O_TIMEOUT, O_MAXSTEPS, O_HASH, O_QUIET, O_HELP, O_PEERS, O_ELASTIC,
-    O_MIN_RANKS
+    O_MIN_RANKS, O_WARMUP
 };
 
 int mr_args_parse(struct mr_args *a, int argc, char **argv)
@@ -106,6 +109,7 @@ int mr_args_parse(struct mr_args *a, int argc, char **argv)
         { "max-steps", 1, 0, O_MAXSTEPS }, { "debug-param-hash", 0, 0, O_HASH },
         { "quiet", 0, 0, O_QUIET }, { "help", 0, 0, O_HELP }, { "peers", 1, 0, O_PEERS },
         { "elastic", 0, 0, O_ELASTIC }, { "min-ranks", 1, 0, O_MIN_RANKS },
+        { "warmup-steps", 1, 0, O_WARMUP },
         { 0, 0, 0, 0 }
     };
     char o[32];                 /* the flag being parsed, "--name", for messages */
@@ -166,6 +170,7 @@ int mr_args_parse(struct mr_args *a, int argc, char **argv)
         case O_MAXSTEPS: if (num_u64(o, optarg, 1, UINT64_MAX, &v)) return -1; a->max_steps = v; break;
         case O_HASH: a->debug_param_hash = 1; break;
         case O_QUIET: a->quiet = 1; break;
+        case O_WARMUP: if (num_u64(o, optarg, 0, 1000000, &v)) return -1; a->warmup_steps = (unsigned)v; break;
         case O_ELASTIC: a->elastic = 1; break;
         case O_MIN_RANKS: if (num_u64(o, optarg, 1, 256, &v)) return -1; a->min_ranks = (unsigned)v; break;
         case 'h': case O_HELP: fputs(usage, stdout); return 1;

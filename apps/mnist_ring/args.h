@@ -30,6 +30,8 @@ struct mr_args {
     unsigned eval_every;       /* progress line interval in steps (0: auto) */
     int      debug_param_hash; /* print a hash of the params per step per rank */
     int      quiet;            /* no progress within an epoch */
+    unsigned warmup_steps;     /* the first epoch's samples/s counts after this many
+                                * of its steps (0) */
     int      elastic;          /* the ring survives lost ranks and takes them back */
     unsigned min_ranks;        /* --elastic: stop below this many ranks (1) */
 };

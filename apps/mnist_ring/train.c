@@ -49,6 +49,12 @@ struct mr_rank {
     /* progress within the epoch */
     double t_start, t_last, t_trained;
     unsigned k0, qmark;
+    /* --warmup-steps: the samples (all ranks) and comm time before the
+     * clock started again in the first epoch; warm_done: it did, or that
+     * epoch ended first */
+    double warm_samples;
+    uint64_t warm_comm_us;
+    int warm_done;
     double last_acc;
 };
 
@@ -354,6 +360,14 @@ static void on_step(struct mr_rank *r, const struct tr_train_report *rep)
     r->t_trained = now;
     if (a->debug_param_hash)
         print_hash(r, rep->global_step, rep->loss);
+    if (a->warmup_steps && !r->warm_done && k == r->k0 + a->warmup_steps) {
+        r->t_start = r->t_last = now;          /* the clock starts again */
+        r->k0 = k;
+        r->warm_samples = (double)r->t.seen * r->world;
+        r->warm_comm_us = r->t.comm_us;
+        r->warm_done = 1;
+        return;
+    }
     if (r->rank != 0 || a->quiet || k >= steps)
         return;
     tty = isatty(STDOUT_FILENO);
@@ -366,7 +380,8 @@ static void on_step(struct mr_rank *r, const struct tr_train_report *rep)
         left = a->max_steps - rep->global_step;
     mr_progress(rep->epoch + 1, a->epochs, k, steps,
                 r->t.loss_sum / (r->t.seen ? r->t.seen : 1),
-                (double)r->t.seen * r->world / el, el / (k - r->k0) * (double)left);
+                ((double)r->t.seen * r->world - r->warm_samples) / el,
+                el / (k - r->k0) * (double)left);
     r->t_last = now;
     if (!tty)
         while (r->qmark < 4 && k * 4 >= r->qmark * steps)
@@ -385,8 +400,12 @@ static int on_epoch(struct mr_rank *r, const struct tr_train_report *rep)
     es.test_acc = rep->test_acc;
     es.train_loss = rep->train_loss;
     es.train_acc = rep->train_acc;
-    es.samples_per_s = es.seconds > 0 ? rep->train_samples / es.seconds : 0;
-    es.comm_share = es.seconds > 0 ? (double)rep->comm_us / 1e6 / es.seconds : 0;
+    es.samples_per_s = es.seconds > 0 ? (rep->train_samples - r->warm_samples) / es.seconds : 0;
+    es.comm_share =
+        es.seconds > 0 ? (double)(rep->comm_us - r->warm_comm_us) / 1e6 / es.seconds : 0;
+    r->warm_samples = 0;        /* the next epochs count whole */
+    r->warm_comm_us = 0;
+    r->warm_done = 1;
     r->last_acc = es.test_acc;
     if (r->rank == 0) {
         if (rep->stopped)

@@ -40,7 +40,8 @@ check "--allreduce tree: exit 2 (got $st)" test $st -eq 2 -a -n "$(grep 'ring, c
 "$MR" --init-method tcp://127.0.0.1:1 --rank 2 --world-size 2 >/dev/null 2>"$T/a4.err"; st=$?
 check "--rank outside the world: exit 2 (got $st)" test $st -eq 2
 # a bad value is reported under the flag's name, value apart or after '='
-for bad in "--batch 0" "--batch=0" "--epochs x" "--lr -1" "--nproc 999" "--timeout=0" "--seed -3"; do
+for bad in "--batch 0" "--batch=0" "--epochs x" "--lr -1" "--nproc 999" "--timeout=0" "--seed -3" \
+           "--warmup-steps x" "--warmup-steps=-1"; do
   flag=${bad%%[ =]*}; val=${bad#*[ =]}
   # shellcheck disable=SC2086
   "$MR" $bad >/dev/null 2>"$T/a5.err"; st=$?
@@ -74,6 +75,22 @@ for n in 1 2 4; do
   check "world $n: final params+BN equal on all ranks" test "$(awk '$1=="final-hash" {print $5,$7}' "$err" | sort -u | wc -l)" -eq 1
 done
 check "world 4 learns the synthetic digits (test acc > 0.5)" awk '$1=="epoch" && $2=="4/4" && $3=="loss" { f=1; ok=($13>0.5) } END { exit !(f&&ok) }' "$T/r4.out"
+
+# --- --warmup-steps moves only the clock: 60 steps of 10 samples on 1 rank, the
+# first 20 not timed, train to the same parameters as without; the epoch's
+# samples/s x seconds is then the 400 samples of the 40 timed steps (600 without)
+$TO 60 "$MR" --data "$D" --epochs 1 --batch 10 --debug-param-hash --quiet --metrics "$T/w0.csv" \
+  >/dev/null 2>"$T/w0.err"
+$TO 60 "$MR" --data "$D" --epochs 1 --batch 10 --debug-param-hash --quiet --metrics "$T/w1.csv" \
+  --warmup-steps 20 >/dev/null 2>"$T/w1.err"
+grep param-hash "$T/w0.err" >"$T/w0.h"; grep param-hash "$T/w1.err" >"$T/w1.h"
+check "--warmup-steps: the same parameters after each of the 60 steps" \
+  sh -c '[ "$(wc -l <"$1")" -eq 60 ] && cmp -s "$1" "$2"' sh "$T/w0.h" "$T/w1.h"
+samples_timed() { awk -F, 'NR == 2 { printf "%.0f", $7 * $9 }' "$1"; }
+check "--warmup-steps 20: samples/s x seconds = $(samples_timed "$T/w1.csv"), the 400 timed samples" \
+  awk -F, 'NR == 2 { n = $7 * $9; exit !(n > 380 && n < 420) }' "$T/w1.csv"
+check "no --warmup-steps: samples/s x seconds = $(samples_timed "$T/w0.csv"), all 600" \
+  awk -F, 'NR == 2 { n = $7 * $9; exit !(n > 570 && n < 630) }' "$T/w0.csv"
 
 # --- raw and gzip'd files, and torchvision's MNIST/raw layout, give the same bits
 $TO 60 "$MR" --data "$T/raw" --epochs 1 --debug-param-hash --quiet >/dev/null 2>"$T/raw.err"
