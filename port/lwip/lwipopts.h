@@ -56,6 +56,16 @@
 #define LWIP_NETIF_LINK_CALLBACK    0
 #define LWIP_SINGLE_NETIF           1   /* one NIC per board (and per test rank) */
 
+/* ---- TCP's initial sequence numbers: RFC 6528 (tr_lwip.c), not lwIP's
+ * counter. The prototype is here because lwIP expands the hook in tcp.c,
+ * which includes no header of the port; with IPv4 only, ip_addr_t is
+ * struct ip4_addr. */
+#include <stdint.h>
+struct ip4_addr;
+uint32_t tr_lwip_tcp_isn(const struct ip4_addr *local_ip, uint16_t local_port,
+                         const struct ip4_addr *remote_ip, uint16_t remote_port);
+#define LWIP_HOOK_TCP_ISN(lip, lport, rip, rport) tr_lwip_tcp_isn((lip), (lport), (rip), (rport))
+
 /* ---- TCP: two bulk connections ---------------------------------------- */
 #ifndef TCP_MSS
 #define TCP_MSS                     1460

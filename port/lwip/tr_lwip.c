@@ -48,6 +48,86 @@ enum link_state {
                                 * SYN backoff */
 #endif
 
+/* ---- TCP's initial sequence numbers (RFC 6528) ------------------------ */
+
+static uint64_t rotl64(uint64_t x, unsigned b)
+{
+    return x << b | x >> (64u - b);
+}
+
+static void sip_round(uint64_t v[4])
+{
+    v[0] += v[1]; v[1] = rotl64(v[1], 13); v[1] ^= v[0]; v[0] = rotl64(v[0], 32);
+    v[2] += v[3]; v[3] = rotl64(v[3], 16); v[3] ^= v[2];
+    v[0] += v[3]; v[3] = rotl64(v[3], 21); v[3] ^= v[0];
+    v[2] += v[1]; v[1] = rotl64(v[1], 17); v[1] ^= v[2]; v[2] = rotl64(v[2], 32);
+}
+
+static uint64_t le64(const uint8_t *p, size_t n)
+{
+    uint64_t x = 0;
+    while (n-- > 0)
+        x = x << 8 | p[n];
+    return x;
+}
+
+uint64_t tr_lwip_siphash24(const uint8_t key[16], const uint8_t *m, size_t n)
+{
+    const uint64_t k0 = le64(key, 8), k1 = le64(key + 8, 8);
+    uint64_t v[4], w;
+    size_t i;
+
+    v[0] = k0 ^ 0x736f6d6570736575ull;
+    v[1] = k1 ^ 0x646f72616e646f6dull;
+    v[2] = k0 ^ 0x6c7967656e657261ull;
+    v[3] = k1 ^ 0x7465646279746573ull;
+    for (i = 0; i + 8 <= n; i += 8) {
+        w = le64(m + i, 8);
+        v[3] ^= w;
+        sip_round(v);
+        sip_round(v);
+        v[0] ^= w;
+    }
+    w = (uint64_t)(n & 0xffu) << 56 | le64(m + i, n - i);   /* the last 0..7 bytes, and n */
+    v[3] ^= w;
+    sip_round(v);
+    sip_round(v);
+    v[0] ^= w;
+    v[2] ^= 0xffu;
+    for (i = 0; i < 4; i++)
+        sip_round(v);
+    return v[0] ^ v[1] ^ v[2] ^ v[3];
+}
+
+static uint8_t isn_secret[16];
+static int isn_keyed;
+
+static void put_be(uint8_t *p, uint32_t x, unsigned bytes)
+{
+    while (bytes-- > 0) {
+        p[bytes] = (uint8_t)x;
+        x >>= 8;
+    }
+}
+
+uint32_t tr_lwip_tcp_isn(const struct ip4_addr *local_ip, uint16_t local_port,
+                         const struct ip4_addr *remote_ip, uint16_t remote_port)
+{
+    uint8_t m[12];
+    unsigned i;
+
+    if (!isn_keyed) {
+        for (i = 0; i < 4; i++)
+            put_be(isn_secret + 4 * i, (uint32_t)tr_lwip_rand(), 4);
+        isn_keyed = 1;
+    }
+    put_be(m, lwip_ntohl(ip4_addr_get_u32(local_ip)), 4);
+    put_be(m + 4, local_port, 2);
+    put_be(m + 6, lwip_ntohl(ip4_addr_get_u32(remote_ip)), 4);
+    put_be(m + 10, remote_port, 2);
+    return sys_now() * 250u + (uint32_t)tr_lwip_siphash24(isn_secret, m, sizeof m);
+}
+
 int tr_lwip_err(int e)
 {
     switch (e) {

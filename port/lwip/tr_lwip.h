@@ -171,6 +171,20 @@ int tr_lwip_relink(struct tr_lwip *lw, int rank, int world, const struct tr_lwip
 /* An lwIP err_t as a tr_err (0 for ERR_OK). */
 int tr_lwip_err(int lwip_err);
 
+/* TCP's initial sequence numbers, lwIP's LWIP_HOOK_TCP_ISN in the port's
+ * lwipopts.h (a project with its own lwipopts.h may set the same hook):
+ * RFC 6528's M + F(local address and port, remote address and port,
+ * secret), M the 4 us clock (sys_now() x 250), F SipHash-2-4 of the four
+ * with a 128-bit secret drawn once from tr_lwip_rand() (arch/cc.h) at the
+ * first connection. lwIP's own is a counter an off-path host can guess.
+ * The secret is as unpredictable as the platform's tr_lwip_rand. */
+struct ip4_addr;
+uint32_t tr_lwip_tcp_isn(const struct ip4_addr *local_ip, uint16_t local_port,
+                         const struct ip4_addr *remote_ip, uint16_t remote_port);
+/* SipHash-2-4 (Aumasson and Bernstein) of m[0..n) under key, the 64-bit
+ * result as the reference's little-endian bytes read as a number. */
+uint64_t tr_lwip_siphash24(const uint8_t key[16], const uint8_t *m, size_t n);
+
 /* The transport functions, also callable directly. */
 long tr_lwip_send(void *ctx, int peer, const void *buf, size_t len);
 long tr_lwip_recv(void *ctx, int peer, void *buf, size_t len);

@@ -5,12 +5,17 @@
  *  - the elastic member's messages: core's brief codec and decision (what
  *    the lwIP port uses, no 3 KiB view) give tr_el_encode/decode's bytes and
  *    tr_el_decide's views; tr_lwip_elastic_start's checks
+ *  - TCP's initial sequence numbers: SipHash-2-4 against OpenSSL's, and
+ *    lwIP's tcp_next_iss gives tr_lwip_tcp_isn's (RFC 6528)
  */
 #include <string.h>
 
 #include "lwip/init.h"
 #include "lwip/err.h"
 #include "lwip/opt.h"
+#include "lwip/sys.h"
+#include "lwip/tcp.h"
+#include "lwip/priv/tcp_priv.h"
 
 #include "tinyring.h"
 #include "tr_lwip.h"
@@ -82,6 +87,62 @@ static void check_brief(void)
              w2.joined == 1 && w2.previous == 4, "1 of 4 is not NO_MAJORITY");
     TH_CHECK(tr_el_decide_brief(&pb, prev.m, j, 3, 4, &nb, nm, 4, &w2) == TR_EL_BELOW_MIN,
              "3 with min 4 is not BELOW_MIN");
+}
+
+/* SipHash-2-4 with key 00 01 .. 0f of the messages 00 01 .. n-1, as
+ * `openssl mac -macopt hexkey:000102030405060708090a0b0c0d0e0f -macopt
+ * size:8 SIPHASH` prints them; then the hook in lwIP's TCP. */
+static void check_isn(void)
+{
+    static const struct { size_t n; uint8_t h[8]; } v[] = {
+        { 0, { 0x31, 0x0e, 0x0e, 0xdd, 0x47, 0xdb, 0x6f, 0x72 } },
+        { 1, { 0xfd, 0x67, 0xdc, 0x93, 0xc5, 0x39, 0xf8, 0x74 } },
+        { 7, { 0x37, 0xd1, 0x01, 0x8b, 0xf5, 0x00, 0x02, 0xab } },
+        { 8, { 0x62, 0x24, 0x93, 0x9a, 0x79, 0xf5, 0xf5, 0x93 } },
+        { 12, { 0xfb, 0xe5, 0x0e, 0x86, 0xbc, 0x8f, 0x1e, 0x75 } },
+        { 15, { 0xe5, 0x45, 0xbe, 0x49, 0x61, 0xca, 0x29, 0xa1 } },
+    };
+    uint8_t key[16], m[16];
+    uint32_t isn[8];
+    struct tcp_pcb *pcb;
+    unsigned i, j, tries, same = 0;
+
+    for (i = 0; i < 16; i++)
+        key[i] = m[i] = (uint8_t)i;
+    for (i = 0; i < sizeof v / sizeof v[0]; i++) {
+        const uint64_t h = tr_lwip_siphash24(key, m, v[i].n);
+        int ok = 1;
+        for (j = 0; j < 8; j++)
+            ok &= (uint8_t)(h >> (8 * j)) == v[i].h[j];
+        TH_CHECK(ok, "SipHash-2-4 of %u bytes: %016llx", (unsigned)v[i].n, (unsigned long long)h);
+    }
+
+    pcb = tcp_new();
+    TH_CHECK(pcb != NULL, "tcp_new");
+    if (pcb == NULL)
+        return;
+    IP4_ADDR(&pcb->local_ip, 198, 18, 0, 10);
+    IP4_ADDR(&pcb->remote_ip, 198, 18, 0, 11);
+    pcb->local_port = 49152;
+    /* the same millisecond on both sides of a call: the clock's part known */
+    for (tries = 0; tries < 100 && same < 8; tries++) {
+        const uint32_t t0 = sys_now();
+        uint32_t a, b;
+        pcb->remote_port = (u16_t)(7000 + same);
+        a = tcp_next_iss(pcb);
+        b = tr_lwip_tcp_isn(&pcb->local_ip, pcb->local_port, &pcb->remote_ip, pcb->remote_port);
+        if (sys_now() != t0)
+            continue;
+        TH_CHECK(a == b, "tcp_next_iss %08x is not the hook's %08x", (unsigned)a, (unsigned)b);
+        isn[same++] = a - t0 * 250u;            /* F of the four alone */
+    }
+    TH_CHECK(same == 8, "no quiet millisecond in 100 tries");
+    for (i = 0; i < same; i++)        /* F: 8 remote ports, 8 unrelated numbers */
+        for (j = i + 1; j < same; j++)
+            TH_CHECK(isn[i] != isn[j] && isn[i] + 1 != isn[j] && isn[j] + 1 != isn[i],
+                     "ports %u and %u: F %08x and %08x", 7000 + i, 7000 + j, (unsigned)isn[i],
+                     (unsigned)isn[j]);
+    tcp_abort(pcb);
 }
 
 int main(void)
@@ -159,5 +220,6 @@ int main(void)
         }
     }
     check_brief();
+    check_isn();
     return th_report("lwip-unit");
 }

@@ -8,7 +8,8 @@
  *
  * (host: print and abort; board: record and halt). Define LWIP_NOASSERT to
  * compile the checks out. lwIP's random numbers (LWIP_RAND: TCP's first
- * local port) come from another:
+ * local port, and the secret of its initial sequence numbers, tr_lwip.h)
+ * come from another:
  *
  *   unsigned tr_lwip_rand(void);
  *
