@@ -99,6 +99,7 @@ uint64_t tr_lwip_siphash24(const uint8_t key[16], const uint8_t *m, size_t n)
     return v[0] ^ v[1] ^ v[2] ^ v[3];
 }
 
+#ifdef LWIP_HOOK_TCP_ISN   /* set by the port's lwipopts.h, or a project's own */
 static uint8_t isn_secret[16];
 static int isn_keyed;
 
@@ -127,6 +128,7 @@ uint32_t tr_lwip_tcp_isn(const struct ip4_addr *local_ip, uint16_t local_port,
     put_be(m + 10, remote_port, 2);
     return sys_now() * 250u + (uint32_t)tr_lwip_siphash24(isn_secret, m, sizeof m);
 }
+#endif
 
 int tr_lwip_err(int e)
 {
