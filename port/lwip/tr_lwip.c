@@ -25,6 +25,7 @@
 #include "tr_error.h"
 #include "tr_lwip.h"
 #include "tr_link.h"
+#include "tr_util.h"
 
 #if !NO_SYS
 #error "the tinyring lwIP port is written for NO_SYS=1"
@@ -48,7 +49,10 @@ enum link_state {
                                 * SYN backoff */
 #endif
 
-/* ---- TCP's initial sequence numbers (RFC 6528) ------------------------ */
+/* ---- TCP's initial sequence numbers (RFC 6528) ------------------------
+ * Compiled where lwipopts.h sets the hook (the port's, or a project's own):
+ * elsewhere nothing calls them, and nothing needs tr_lwip_rand for them. */
+#ifdef LWIP_HOOK_TCP_ISN
 
 static uint64_t rotl64(uint64_t x, unsigned b)
 {
@@ -63,53 +67,38 @@ static void sip_round(uint64_t v[4])
     v[2] += v[1]; v[1] = rotl64(v[1], 17); v[1] ^= v[2]; v[2] = rotl64(v[2], 32);
 }
 
-static uint64_t le64(const uint8_t *p, size_t n)
-{
-    uint64_t x = 0;
-    while (n-- > 0)
-        x = x << 8 | p[n];
-    return x;
-}
-
 uint64_t tr_lwip_siphash24(const uint8_t key[16], const uint8_t *m, size_t n)
 {
-    const uint64_t k0 = le64(key, 8), k1 = le64(key + 8, 8);
+    const uint64_t k0 = tr_get_le64(key), k1 = tr_get_le64(key + 8);
     uint64_t v[4], w;
-    size_t i;
+    size_t i, j;
 
     v[0] = k0 ^ 0x736f6d6570736575ull;
     v[1] = k1 ^ 0x646f72616e646f6dull;
     v[2] = k0 ^ 0x6c7967656e657261ull;
     v[3] = k1 ^ 0x7465646279746573ull;
     for (i = 0; i + 8 <= n; i += 8) {
-        w = le64(m + i, 8);
+        w = tr_get_le64(m + i);
         v[3] ^= w;
         sip_round(v);
         sip_round(v);
         v[0] ^= w;
     }
-    w = (uint64_t)(n & 0xffu) << 56 | le64(m + i, n - i);   /* the last 0..7 bytes, and n */
+    w = (uint64_t)(n & 0xffu) << 56;        /* n, and the last 0..7 bytes */
+    for (j = 0; i + j < n; j++)
+        w |= (uint64_t)m[i + j] << (8 * j);
     v[3] ^= w;
     sip_round(v);
     sip_round(v);
     v[0] ^= w;
     v[2] ^= 0xffu;
-    for (i = 0; i < 4; i++)
+    for (j = 0; j < 4; j++)
         sip_round(v);
     return v[0] ^ v[1] ^ v[2] ^ v[3];
 }
 
-#ifdef LWIP_HOOK_TCP_ISN   /* set by the port's lwipopts.h, or a project's own */
 static uint8_t isn_secret[16];
 static int isn_keyed;
-
-static void put_be(uint8_t *p, uint32_t x, unsigned bytes)
-{
-    while (bytes-- > 0) {
-        p[bytes] = (uint8_t)x;
-        x >>= 8;
-    }
-}
 
 uint32_t tr_lwip_tcp_isn(const struct ip4_addr *local_ip, uint16_t local_port,
                          const struct ip4_addr *remote_ip, uint16_t remote_port)
@@ -119,13 +108,13 @@ uint32_t tr_lwip_tcp_isn(const struct ip4_addr *local_ip, uint16_t local_port,
 
     if (!isn_keyed) {
         for (i = 0; i < 4; i++)
-            put_be(isn_secret + 4 * i, (uint32_t)tr_lwip_rand(), 4);
+            tr_put_le32(isn_secret + 4 * i, (uint32_t)tr_lwip_rand());
         isn_keyed = 1;
     }
-    put_be(m, lwip_ntohl(ip4_addr_get_u32(local_ip)), 4);
-    put_be(m + 4, local_port, 2);
-    put_be(m + 6, lwip_ntohl(ip4_addr_get_u32(remote_ip)), 4);
-    put_be(m + 10, remote_port, 2);
+    tr_put_le32(m, ip4_addr_get_u32(local_ip));
+    tr_put_le16(m + 4, local_port);
+    tr_put_le32(m + 6, ip4_addr_get_u32(remote_ip));
+    tr_put_le16(m + 10, remote_port);
     return sys_now() * 250u + (uint32_t)tr_lwip_siphash24(isn_secret, m, sizeof m);
 }
 #endif

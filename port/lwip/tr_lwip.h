@@ -177,9 +177,9 @@ int tr_lwip_err(int lwip_err);
  * secret), M the 4 us clock (sys_now() x 250), F SipHash-2-4 of the four
  * with a 128-bit secret drawn once from tr_lwip_rand() (arch/cc.h) at the
  * first connection. lwIP's own is a counter an off-path host can guess.
- * The secret is as unpredictable as the platform's tr_lwip_rand. Compiled
- * where lwipopts.h sets the hook (a project's own lwIP options without it
- * need no tr_lwip_rand for this). */
+ * The secret is as unpredictable as the platform's tr_lwip_rand. Both
+ * functions are compiled where lwipopts.h sets the hook (a project's own
+ * lwIP options without it need no tr_lwip_rand for them). */
 struct ip4_addr;
 uint32_t tr_lwip_tcp_isn(const struct ip4_addr *local_ip, uint16_t local_port,
                          const struct ip4_addr *remote_ip, uint16_t remote_port);
