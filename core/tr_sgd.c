@@ -12,20 +12,41 @@ void tr_sgd_init(struct tr_sgd *s)
     s->started = 0;
 }
 
+/* momentum SGD as the seeds run it (no weight decay, not Nesterov, after
+ * the first step): buf = mu * buf + g; p = p - lr * buf, with no test per
+ * element (on the Cortex-M4F the general loop below re-tested its flags
+ * each time) */
+static void step_momentum(float *restrict params, const float *restrict grads,
+                          float *restrict momentum, size_t n, float lr, float mu)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        const float buf = mu * momentum[i] + grads[i];
+        momentum[i] = buf;
+        params[i] = params[i] - lr * buf;
+    }
+}
+
 void tr_sgd_step(struct tr_sgd *s, float *params, const float *grads,
                  float *momentum, size_t n)
 {
     const float lr = s->lr, mu = s->momentum, wd = s->weight_decay;
+    const int started = s->started, nesterov = s->nesterov;
     size_t i;
 
+    if (wd == 0.0f && mu != 0.0f && started && !nesterov) {
+        step_momentum(params, grads, momentum, n, lr, mu);
+        return;
+    }
     for (i = 0; i < n; i++) {
         float g = grads[i];
         if (wd != 0.0f)
             g = g + wd * params[i];
         if (mu != 0.0f) {
-            float buf = s->started ? mu * momentum[i] + g : g;
+            float buf = started ? mu * momentum[i] + g : g;
             momentum[i] = buf;
-            g = s->nesterov ? g + mu * buf : buf;
+            g = nesterov ? g + mu * buf : buf;
         }
         params[i] = params[i] - lr * g;
     }
