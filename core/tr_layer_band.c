@@ -26,51 +26,81 @@ size_t tr_conv2d_band_floats(const struct tr_layer *l, size_t q)
     return q * ((size_t)l->in_c * l->d.kernel * l->d.kernel);
 }
 
-/* col (KK, q): tap t's row holds the input value each band position reads,
- * +0 in the padding. Positions are walked one output-row segment at a time. */
-static void band_col(float *col, const float *x, const struct tr_layer *l, size_t p0, size_t q)
+/* [lo, hi): the output columns kernel column kj reads inside the input
+ * (tr_conv2d_valid_range; at stride 1 without its divisions) */
+static void band_cols(unsigned *lo, unsigned *hi, unsigned kj, const struct tr_layer *l)
 {
-    const unsigned IC = l->in_c, H = l->in_h, W = l->in_w, OW = l->out_w;
+    long a, b;
+
+    if (l->d.stride != 1) {
+        tr_conv2d_valid_range(lo, hi, kj, l->d.stride, l->d.pad, l->in_w, l->out_w);
+        return;
+    }
+    a = (long)l->d.pad - (long)kj;          /* ow >= P - kj */
+    b = (long)l->in_w + a;                  /* ow <  W + P - kj */
+    b = b <= 0 ? 0 : b > (long)l->out_w ? (long)l->out_w : b;
+    a = a <= 0 ? 0 : a > b ? b : a;
+    *lo = (unsigned)a;
+    *hi = (unsigned)b;
+}
+
+/* Columns j .. j+end-ow0-1 of col (KK, q): output row oh from column ow0
+ * to end, each tap's input value, +0 in the padding; a tap row's valid
+ * columns are copied whole */
+static void band_col_row(float *col, size_t q, size_t j, const float *x,
+                         const struct tr_layer *l, unsigned oh, unsigned ow0, unsigned end)
+{
+    const unsigned IC = l->in_c, H = l->in_h, W = l->in_w;
     const unsigned K = l->d.kernel, S = l->d.stride, P = l->d.pad;
-    unsigned ic, ki, kj, wlo, whi;
+    unsigned ic, ki, kj, ow;
 
     for (ic = 0; ic < IC; ic++)
-        for (ki = 0; ki < K; ki++)
-            for (kj = 0; kj < K; kj++) {
-                float *row = col + (((size_t)ic * K + ki) * K + kj) * q;
-                size_t j = 0, p = p0;
-                tr_conv2d_valid_range(&wlo, &whi, kj, S, P, W, OW);
-                while (j < q) {
-                    const unsigned oh = (unsigned)(p / OW), ow0 = (unsigned)(p % OW);
-                    const unsigned seg = (unsigned)(q - j < OW - ow0 ? q - j : OW - ow0);
-                    const long ih = (long)oh * S + ki - (long)P;
-                    unsigned ow;
-                    float *r = row + j - ow0;   /* r[ow] for ow in [ow0, ow0+seg) */
-                    if (ih < 0 || ih >= (long)H) {
-                        for (ow = ow0; ow < ow0 + seg; ow++)
-                            r[ow] = 0.0f;
-                    } else {
-                        /* zeros, the valid columns [lo, hi), zeros */
-                        const float *xr = x + ((size_t)ic * H + (size_t)ih) * W;
-                        const unsigned end = ow0 + seg, lo0 = wlo > ow0 ? wlo : ow0;
-                        const unsigned lo = lo0 < end ? lo0 : end;
-                        const unsigned hi0 = whi < end ? whi : end, hi = hi0 > lo ? hi0 : lo;
-                        for (ow = ow0; ow < lo; ow++)
-                            r[ow] = 0.0f;
-                        if (S == 1) {
-                            for (ow = lo; ow < hi; ow++)   /* ow + kj >= P here */
-                                r[ow] = xr[ow + kj - P];
-                        } else {
-                            for (ow = lo; ow < hi; ow++)
-                                r[ow] = xr[(size_t)ow * S + kj - P];
-                        }
-                        for (ow = hi; ow < end; ow++)
-                            r[ow] = 0.0f;
-                    }
-                    j += seg;
-                    p += seg;
-                }
+        for (ki = 0; ki < K; ki++) {
+            const long ih = (long)oh * S + ki - (long)P;
+            float *r = col + ((size_t)ic * K + ki) * K * q + j;    /* kj's row: r + kj*q */
+            const float *xr;
+            if (ih < 0 || ih >= (long)H) {                     /* a padding row */
+                for (kj = 0; kj < K; kj++, r += q)
+                    for (ow = 0; ow < end - ow0; ow++)
+                        r[ow] = 0.0f;
+                continue;
             }
+            xr = x + ((size_t)ic * H + (size_t)ih) * W;
+            for (kj = 0; kj < K; kj++, r += q) {
+                unsigned wlo, whi, lo, hi;
+                band_cols(&wlo, &whi, kj, l);
+                lo = wlo < ow0 ? ow0 : wlo > end ? end : wlo;
+                hi = whi < lo ? lo : whi > end ? end : whi;
+                for (ow = ow0; ow < lo; ow++)
+                    r[ow - ow0] = 0.0f;
+                if (S == 1) {
+                    const float *xs = xr + kj - P;          /* ow + kj >= P from lo on */
+                    for (ow = lo; ow < hi; ow++)
+                        r[ow - ow0] = xs[ow];
+                } else {
+                    for (ow = lo; ow < hi; ow++)
+                        r[ow - ow0] = xr[(size_t)ow * S + kj - P];
+                }
+                for (ow = hi; ow < end; ow++)
+                    r[ow - ow0] = 0.0f;
+            }
+        }
+}
+
+/* col (KK, q): tap t's row holds the input value each band position reads.
+ * A band is a few output-row segments (the first from where p0 is, the
+ * others from column 0 of the next row), each made for every tap in turn. */
+static void band_col(float *col, const float *x, const struct tr_layer *l, size_t p0, size_t q)
+{
+    const unsigned OW = l->out_w;
+    unsigned oh = (unsigned)(p0 / OW), ow0 = (unsigned)(p0 % OW);
+    size_t j;
+
+    for (j = 0; j < q; oh++, ow0 = 0) {
+        const unsigned seg = (unsigned)(q - j < OW - ow0 ? q - j : OW - ow0);
+        band_col_row(col, q, j, x, l, oh, ow0, ow0 + seg);
+        j += seg;
+    }
 }
 
 /* colT (q, T): the patches of positions p0 .. p0+q-1 restricted to the
@@ -84,8 +114,9 @@ static void band_colT(float *colT, const float *x, const struct tr_layer *l, siz
     size_t j;
     unsigned ic, ki, kj;
 
-    for (j = 0; j < q; j++) {
-        const unsigned oh = (unsigned)((p0 + j) / OW), ow = (unsigned)((p0 + j) % OW);
+    unsigned oh = (unsigned)(p0 / OW), ow = (unsigned)(p0 % OW);
+
+    for (j = 0; j < q; j++, ow = ow + 1 == OW ? (oh++, 0) : ow + 1) {
         const long iw0 = (long)ow * S - (long)P;
         float *r = colT + j * T;
         for (ic = ic0; ic < ic1; ic++)
@@ -139,43 +170,59 @@ static void band_dw(float *dw, const float *dyi, const float *xi, const struct t
     }
 }
 
-/* dx (IC, H, W) += dcol (KK, q): tap by tap in ascending order, each tap's
- * row added where it reads inside the input (the adjoint of band_col) */
+/* dx (IC, H, W) += the columns j .. j+end-ow0-1 of dcol (KK, q): output
+ * row oh from column ow0 to end, tap by tap in ascending order, each tap
+ * where it reads inside the input */
+static void band_col2im_row(float *dx, const float *dcol, size_t q, size_t j,
+                            const struct tr_layer *l, unsigned oh, unsigned ow0, unsigned end)
+{
+    const unsigned IC = l->in_c, H = l->in_h, W = l->in_w;
+    const unsigned K = l->d.kernel, S = l->d.stride, P = l->d.pad;
+    unsigned ic, ki, kj, ow;
+
+    for (ic = 0; ic < IC; ic++)
+        for (ki = 0; ki < K; ki++) {
+            const long ih = (long)oh * S + ki - (long)P;
+            const float *r = dcol + ((size_t)ic * K + ki) * K * q + j;   /* kj's: r + kj*q */
+            float *xr;
+            if (ih < 0 || ih >= (long)H)
+                continue;
+            xr = dx + ((size_t)ic * H + (size_t)ih) * W;
+            for (kj = 0; kj < K; kj++, r += q) {
+                unsigned wlo, whi, lo, hi;
+                band_cols(&wlo, &whi, kj, l);
+                lo = wlo < ow0 ? ow0 : wlo > end ? end : wlo;
+                hi = whi < lo ? lo : whi > end ? end : whi;
+                if (S == 1) {
+                    float *xs = xr + kj - P;                /* ow + kj >= P from lo on */
+                    for (ow = lo; ow < hi; ow++)
+                        xs[ow] += r[ow - ow0];
+                } else {
+                    for (ow = lo; ow < hi; ow++)
+                        xr[(size_t)ow * S + kj - P] += r[ow - ow0];
+                }
+            }
+        }
+}
+
+/* dx (IC, H, W) += dcol (KK, q), the adjoint of band_col. Each dx element
+ * adds its taps in ascending order: one output row gives it one kernel row
+ * ki (the kernel columns in order), and the row below gives it ki - S, so
+ * the band's row segments go from the last to the first (as
+ * tr_conv2d_backward_band takes the bands from the last to the first). */
 static void band_col2im(float *dx, const float *dcol, const struct tr_layer *l, size_t p0,
                         size_t q)
 {
-    const unsigned IC = l->in_c, H = l->in_h, W = l->in_w, OW = l->out_w;
-    const unsigned K = l->d.kernel, S = l->d.stride, P = l->d.pad;
-    unsigned ic, ki, kj, wlo, whi;
+    const unsigned OW = l->out_w;
+    const size_t first = p0 / OW;
+    size_t oh = (p0 + q - 1) / OW + 1;
 
-    for (ic = 0; ic < IC; ic++)
-        for (ki = 0; ki < K; ki++)
-            for (kj = 0; kj < K; kj++) {
-                const float *row = dcol + (((size_t)ic * K + ki) * K + kj) * q;
-                size_t j = 0, p = p0;
-                tr_conv2d_valid_range(&wlo, &whi, kj, S, P, W, OW);
-                while (j < q) {
-                    const unsigned oh = (unsigned)(p / OW), ow0 = (unsigned)(p % OW);
-                    const unsigned seg = (unsigned)(q - j < OW - ow0 ? q - j : OW - ow0);
-                    const long ih = (long)oh * S + ki - (long)P;
-                    if (ih >= 0 && ih < (long)H) {
-                        const float *r = row + j - ow0;   /* r[ow], ow in [ow0, ow0+seg) */
-                        float *xr = dx + ((size_t)ic * H + (size_t)ih) * W;
-                        const unsigned lo = wlo > ow0 ? wlo : ow0;
-                        const unsigned end = ow0 + seg, hi0 = whi < end ? whi : end;
-                        unsigned ow;
-                        if (S == 1) {
-                            for (ow = lo; ow < hi0; ow++)   /* ow + kj >= P here */
-                                xr[ow + kj - P] += r[ow];
-                        } else {
-                            for (ow = lo; ow < hi0; ow++)
-                                xr[(size_t)ow * S + kj - P] += r[ow];
-                        }
-                    }
-                    j += seg;
-                    p += seg;
-                }
-            }
+    while (oh-- > first) {
+        const size_t start = oh * OW > p0 ? oh * OW : p0;
+        const size_t stop = (oh + 1) * OW < p0 + q ? (oh + 1) * OW : p0 + q;
+        band_col2im_row(dx, dcol, q, start - p0, l, (unsigned)oh, (unsigned)(start - oh * OW),
+                        (unsigned)(stop - oh * OW));
+    }
 }
 
 void tr_conv2d_forward_band(float *y, const float *x, const float *w, const float *b,
