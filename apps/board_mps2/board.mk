@@ -148,6 +148,14 @@ BOARD_HOST_TOOLS := $(BOARD_OUT)/gen_cfg $(BUILD)/mnist_ring $(BUILD)/test/app/g
 board-cycles: $(ARENA_SIZES) $(BUILD)/libtinyring.a
 	@BUILD=$(BUILD) MAKE="$(MAKE)" bash $(BOARD_DIR)/cycles.sh
 
+# instructions per function of one of those images, the whole run, under
+# QEMU's block logs: make board-profile [PROFILE_TARGET=m4|m55|rv32]
+# [PROFILE_IMAGE=16-32-1-2-0-1 (nets C1-C2, batch, steps, 0, plan 0 fast / 1 lean)]
+PROFILE_TARGET ?= m4
+PROFILE_IMAGE ?= 16-32-1-2-0-1
+board-profile: $(ARENA_SIZES) $(BUILD)/libtinyring.a
+	@BUILD=$(BUILD) MAKE="$(MAKE)" bash $(BOARD_DIR)/profile.sh $(PROFILE_TARGET) $(PROFILE_IMAGE)
+
 # the ring again with a small board's lwIP (MSS 536, 2-segment window and
 # send buffer), built into $(BUILD)/board-small: RAM it needs and that it works
 BOARD_SMALL_LWIP := -DTCP_MSS=536 '-DTCP_WND=(2*TCP_MSS)' '-DTCP_SND_BUF=(2*TCP_MSS)'
@@ -177,7 +185,7 @@ board-ring-512k: board-512k-image
 	@$(BOARD_SIZE) -A $(BOARD_512K)/ring.elf | awk '$$1 ~ /^\.(data|bss|stack|psram)$$/ \
 	  { print "  " $$1, $$2; t += $$2 } END { printf "  RAM used %d of 524288 bytes (512 KiB)\n", t }'
 
-.PHONY: test-board cross-board board-images board-cycles board-ring-small board-512k-image board-ring-512k
+.PHONY: test-board cross-board board-images board-cycles board-profile board-ring-small board-512k-image board-ring-512k
 board-images: $(BOARD_IMAGES)
 
 test-board: $(BOARD_IMAGES) $(BOARD_HOST_TOOLS) board-512k-image
