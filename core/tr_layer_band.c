@@ -111,12 +111,11 @@ static void band_colT(float *colT, const float *x, const struct tr_layer *l, siz
     const unsigned H = l->in_h, W = l->in_w, OW = l->out_w;
     const unsigned K = l->d.kernel, S = l->d.stride, P = l->d.pad;
     const size_t T = (size_t)(ic1 - ic0) * K * K;
-    size_t j;
+    unsigned oh = (unsigned)(p0 / OW), ow = (unsigned)(p0 % OW);   /* position p0 + j */
     unsigned ic, ki, kj;
+    size_t j;
 
-    unsigned oh = (unsigned)(p0 / OW), ow = (unsigned)(p0 % OW);
-
-    for (j = 0; j < q; j++, ow = ow + 1 == OW ? (oh++, 0) : ow + 1) {
+    for (j = 0; j < q; j++) {
         const long iw0 = (long)ow * S - (long)P;
         float *r = colT + j * T;
         for (ic = ic0; ic < ic1; ic++)
@@ -139,6 +138,10 @@ static void band_colT(float *colT, const float *x, const struct tr_layer *l, siz
                     }
                 }
             }
+        if (++ow == OW) {
+            ow = 0;
+            oh++;
+        }
     }
 }
 
