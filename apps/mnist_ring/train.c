@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include "train.h"
 
+#include <limits.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <stdio.h>
@@ -457,10 +458,11 @@ static void comm_detail(const struct mr_rank *r, char *link, char *cause, size_t
                  "it stopped or is cut off", (r->rank + 1) % r->world, silent / 1000.0);
 }
 
+/* Each line goes out in one write: the ranks --nproc starts share stderr. */
 static void report_fault(const struct mr_rank *r, int rc)
 {
     const struct tr_train_fault *f = tr_train_last_fault(&r->t);
-    char detail[128], cause[128];
+    char detail[128], cause[128], at[48] = "";
     comm_detail(r, detail, cause, sizeof detail);
     switch (f->what) {
     case TR_TRAIN_RESTORE:
@@ -487,11 +489,10 @@ static void report_fault(const struct mr_rank *r, int rc)
     default:
         break;
     }
-    fprintf(stderr, "mnist_ring: rank %d: %s failed: %s%s", r->rank, tr_train_what_name(f->what),
-            tr_strerror(rc), detail);
     if (f->what >= TR_TRAIN_LOAD)
-        fprintf(stderr, " at epoch %u, step %u", f->epoch + 1, f->step + 1);
-    fprintf(stderr, "%s; stopping\n", cause);
+        snprintf(at, sizeof at, " at epoch %u, step %u", f->epoch + 1, f->step + 1);
+    fprintf(stderr, "mnist_ring: rank %d: %s failed: %s%s%s%s; stopping\n", r->rank,
+            tr_train_what_name(f->what), tr_strerror(rc), detail, at, cause);
 }
 
 /* ---- the run */
@@ -504,25 +505,27 @@ const char *mr_signal_name(int sig)
     return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal";
 }
 
-/* Rank 0 says where training stopped and how to go on. */
+/* Rank 0 says where training stopped and how to go on, in one write (as
+ * report_fault). */
 static void report_interrupt(const struct mr_rank *r)
 {
     const struct mr_args *a = r->a;
     const struct tr_train *t = &r->t;
+    char where[PATH_MAX + 128];
     if (r->rank != 0)
         return;
     mr_progress_end();
-    fprintf(stderr, "mnist_ring: interrupted by %s in epoch %u of %u after step %u of %u "
-            "(%llu steps done); ", mr_signal_name(mr_interrupted), t->epoch + 1, a->epochs,
-            t->step, t->steps, (unsigned long long)t->global_step);
     if (r->ck_have)
-        fprintf(stderr, "last checkpoint: %s at epoch %u, step %u (%llu steps done): continue "
-                "with --resume\n", a->checkpoint, r->ck_epoch + 1, r->ck_step,
-                (unsigned long long)r->ck_global);
+        snprintf(where, sizeof where, "last checkpoint: %s at epoch %u, step %u (%llu steps done): "
+                 "continue with --resume", a->checkpoint, r->ck_epoch + 1, r->ck_step,
+                 (unsigned long long)r->ck_global);
     else if (a->checkpoint)
-        fprintf(stderr, "no checkpoint written to %s yet\n", a->checkpoint);
+        snprintf(where, sizeof where, "no checkpoint written to %s yet", a->checkpoint);
     else
-        fprintf(stderr, "no checkpoint (run without --checkpoint)\n");
+        snprintf(where, sizeof where, "no checkpoint (run without --checkpoint)");
+    fprintf(stderr, "mnist_ring: interrupted by %s in epoch %u of %u after step %u of %u "
+            "(%llu steps done); %s\n", mr_signal_name(mr_interrupted), t->epoch + 1, a->epochs,
+            t->step, t->steps, (unsigned long long)t->global_step, where);
 }
 
 #define MR_INTERRUPTED (-1000)
