@@ -426,21 +426,24 @@ static int on_epoch(struct mr_rank *r, const struct tr_train_report *rep)
 
 /* ---- failures */
 
-/* Milliseconds since the right neighbour last acknowledged bytes that are
- * still unacknowledged, or -1 (nothing outstanding, or not known). */
+/* Milliseconds since the right neighbour's stack last acknowledged anything,
+ * when it owes an answer (bytes unacknowledged, or the port's keepalive
+ * probe unanswered); else -1 (nothing owed, or not known). */
 static long right_silent_ms(const struct mr_rank *r)
 {
     struct tcp_info ti;
     socklen_t len = sizeof ti;
     int fd = r->e ? r->e->el.px.fd[TR_RIGHT] : r->have_px ? r->px.fd[TR_RIGHT] : -1;
-    if (fd < 0 || getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0 || ti.tcpi_unacked == 0)
+    if (fd < 0 || getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0 ||
+        (ti.tcpi_unacked == 0 && ti.tcpi_probes == 0))
         return -1;
     return (long)ti.tcpi_last_ack_recv;
 }
 
 /* Which link and rank a collective failed on; and when the right
- * neighbour's stack has acknowledged nothing of what we sent for half the
- * timeout or more, say so: that neighbour stopped (a board lost power, a
+ * neighbour's stack has acknowledged nothing of what we sent (or of the
+ * port's keepalive probe, when all was acknowledged) for half the timeout or
+ * more, say so: that neighbour stopped (a board lost power, a
  * host vanished) and what failed here (a timeout starving on the left link,
  * or a left neighbour giving up first) is its echo around the ring. A frozen
  * process is not caught by this (its kernel still acknowledges), only a

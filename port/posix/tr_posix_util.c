@@ -75,12 +75,25 @@ int tr_posix_nonblock(int fd)
     return 0;
 }
 
-/* Ring link options: no Nagle (headers and small segments go at once), and
- * buffers large enough to keep a pipelined segment or two in flight. */
+/* Ring link options: no Nagle (headers and small segments go at once),
+ * buffers large enough to keep a pipelined segment or two in flight, and one
+ * keepalive probe after a second without traffic. A peer whose stack is gone
+ * (a board lost power, a host vanished) leaves that probe unanswered, which
+ * the kernel's TCP_INFO shows (tcpi_probes) even when every byte sent was
+ * acknowledged; a live stack answers at once. The next probe, and the
+ * kernel's own verdict on the link, come only after TR_POSIX_KEEPINTVL_S:
+ * the collective's timeout decides, not the kernel. */
+#define TR_POSIX_KEEPIDLE_S  1
+#define TR_POSIX_KEEPINTVL_S 32767      /* Linux's largest */
+
 void tr_posix_link_opts(int fd, int sndbuf, int rcvbuf)
 {
-    int one = 1;
+    int one = 1, idle = TR_POSIX_KEEPIDLE_S, intvl = TR_POSIX_KEEPINTVL_S;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof intvl);
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &one, sizeof one);
     if (sndbuf == 0)
         sndbuf = TR_POSIX_DEFAULT_SOCKBUF;
     if (rcvbuf == 0)
