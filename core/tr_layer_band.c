@@ -531,6 +531,12 @@ static void plane_dw_k5(float *dwc, const float *xp, const float *g, unsigned OH
 }
 #else
 #define TR_PLANE_TILES 0
+#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2)
+#define TR_PLANE_MVE 1      /* Helium blocks, the scalar ones their fallback */
+#include <arm_mve.h>
+#else
+#define TR_PLANE_MVE 0
+#endif
 
 /* one channel (H, W) into its padded plane */
 static void pad_plane(float *restrict xp, const float *restrict xs, size_t H, size_t W,
@@ -594,8 +600,8 @@ static void pad_plane(float *restrict xp, const float *restrict xs, size_t H, si
         a0 += w * x4; a1 += w * x5; a2 += w * x6; a3 += w * x7;                  \
     } while (0)
 
-static void plane_blk8(float *y, const float *xrow, const float *w_oc, float b, unsigned IC,
-                       unsigned K, size_t plane, size_t Wp)
+static void plane_blk8_fpu(float *y, const float *xrow, const float *w_oc, float b,
+                           unsigned IC, unsigned K, size_t plane, size_t Wp)
 {
     float a0 = b, a1 = b, a2 = b, a3 = b, a4 = b, a5 = b, a6 = b, a7 = b;
     unsigned ic, ki, kj;
@@ -618,8 +624,8 @@ static void plane_blk8(float *y, const float *xrow, const float *w_oc, float b, 
     y[4] = a4; y[5] = a5; y[6] = a6; y[7] = a7;
 }
 
-static void plane_blk4(float *y, const float *xrow, const float *w_oc, float b, unsigned IC,
-                       unsigned K, size_t plane, size_t Wp)
+static void plane_blk4_fpu(float *y, const float *xrow, const float *w_oc, float b,
+                           unsigned IC, unsigned K, size_t plane, size_t Wp)
 {
     float a0 = b, a1 = b, a2 = b, a3 = b;
     unsigned ic, ki, kj;
@@ -669,14 +675,126 @@ static void plane_dw_row5(float *dwr, const float *xr0, const float *g, unsigned
     dwr[0] = a0; dwr[1] = a1; dwr[2] = a2; dwr[3] = a3; dwr[4] = a4;
 }
 
-static void plane_dw_k5(float *dwc, const float *xp, const float *g, unsigned OH, unsigned OW,
-                        size_t Wp)
+static void plane_dw_k5_fpu(float *dwc, const float *xp, const float *g, unsigned OH,
+                            unsigned OW, size_t Wp)
 {
     unsigned ki;
 
     for (ki = 0; ki < 5; ki++)
         plane_dw_row5(dwc + 5 * ki, xp + ki * Wp, g, OH, OW, Wp);
 }
+
+#if TR_PLANE_MVE
+/* ---- Helium: the blocks above with 4-lane vectors, each lane one output
+ * (or one tap) adding the same products in the same order. MVE flushes
+ * subnormal inputs and results to zero (tr_kernel_gemm.c says more): a block
+ * whose vector operations raised FPSCR's input-denormal or underflow flag
+ * leaves its outputs unwritten and is computed again on the scalar FPU. */
+#define FPSCR_IDC (1u << 7)
+#define FPSCR_UFC (1u << 3)
+
+/* clears the two flags; returns FPSCR as it was */
+static inline unsigned mve_begin(void)
+{
+    const unsigned fpscr = __builtin_arm_get_fpscr();
+    __builtin_arm_set_fpscr(fpscr & ~(FPSCR_IDC | FPSCR_UFC));
+    return fpscr;
+}
+
+/* puts the two flags back as they were; returns 1 if the block raised one */
+static inline int mve_flushed(unsigned fpscr)
+{
+    const unsigned mask = FPSCR_IDC | FPSCR_UFC, now = __builtin_arm_get_fpscr();
+    __builtin_arm_set_fpscr((now & ~mask) | (fpscr & mask));
+    return (now & mask) != 0;
+}
+
+/* nv vectors (1 or 2) of outputs: a tap's weight times the inputs it meets */
+static inline __attribute__((always_inline)) int
+plane_blk_mve(float *y, const float *xrow, const float *w_oc, float b, unsigned IC, unsigned K,
+              size_t plane, size_t Wp, const int nv)
+{
+    const unsigned fpscr = mve_begin();
+    float32x4_t a0 = vdupq_n_f32(b), a1 = a0;
+    unsigned ic, ki, kj;
+
+    for (ic = 0; ic < IC; ic++)
+        for (ki = 0; ki < K; ki++) {
+            const float *xr = xrow + ic * plane + ki * Wp;
+            const float *wr = w_oc + ((size_t)ic * K + ki) * K;
+#pragma GCC unroll 5
+            for (kj = 0; kj < K; kj++) {
+                const float wv = wr[kj];
+                a0 = vaddq_f32(a0, vmulq_n_f32(vld1q_f32(xr + kj), wv));
+                if (nv > 1)
+                    a1 = vaddq_f32(a1, vmulq_n_f32(vld1q_f32(xr + kj + 4), wv));
+            }
+        }
+    if (mve_flushed(fpscr))
+        return 1;
+    vst1q_f32(y, a0);
+    if (nv > 1)
+        vst1q_f32(y + 4, a1);
+    return 0;
+}
+
+static void plane_blk8(float *y, const float *xrow, const float *w_oc, float b, unsigned IC,
+                       unsigned K, size_t plane, size_t Wp)
+{
+    if (K == 5 ? plane_blk_mve(y, xrow, w_oc, b, IC, 5, plane, Wp, 2)
+               : plane_blk_mve(y, xrow, w_oc, b, IC, K, plane, Wp, 2))
+        plane_blk8_fpu(y, xrow, w_oc, b, IC, K, plane, Wp);
+}
+
+static void plane_blk4(float *y, const float *xrow, const float *w_oc, float b, unsigned IC,
+                       unsigned K, size_t plane, size_t Wp)
+{
+    if (K == 5 ? plane_blk_mve(y, xrow, w_oc, b, IC, 5, plane, Wp, 1)
+               : plane_blk_mve(y, xrow, w_oc, b, IC, K, plane, Wp, 1))
+        plane_blk4_fpu(y, xrow, w_oc, b, IC, K, plane, Wp);
+}
+
+/* the 25 taps of a 5x5 stride-1 weight gradient: a kernel row's taps 0-3
+ * in one vector, its tap 4 on the scalar FPU; all five rows per position */
+#define DW_ROW(r)                                                             \
+    a##r = vaddq_f32(a##r, vmulq_n_f32(vld1q_f32(xo + r * Wp), gv));         \
+    t##r += xo[r * Wp + 4] * gv;
+
+static void plane_dw_k5(float *dwc, const float *xp, const float *g, unsigned OH, unsigned OW,
+                        size_t Wp)
+{
+    const unsigned fpscr = mve_begin();
+    float32x4_t a0 = vld1q_f32(dwc), a1 = vld1q_f32(dwc + 5), a2 = vld1q_f32(dwc + 10);
+    float32x4_t a3 = vld1q_f32(dwc + 15), a4 = vld1q_f32(dwc + 20);
+    float t0 = dwc[4], t1 = dwc[9], t2 = dwc[14], t3 = dwc[19], t4 = dwc[24];
+    unsigned oh, ow;
+
+    for (oh = 0; oh < OH; oh++)
+        for (ow = 0; ow < OW; ow++) {
+            const float gv = g[(size_t)oh * OW + ow], *xo = xp + (size_t)oh * Wp + ow;
+            DW_ROW(0) DW_ROW(1) DW_ROW(2) DW_ROW(3) DW_ROW(4)
+        }
+    if (mve_flushed(fpscr)) {
+        plane_dw_k5_fpu(dwc, xp, g, OH, OW, Wp);
+        return;
+    }
+    vst1q_f32(dwc, a0);
+    dwc[4] = t0;
+    vst1q_f32(dwc + 5, a1);
+    dwc[9] = t1;
+    vst1q_f32(dwc + 10, a2);
+    dwc[14] = t2;
+    vst1q_f32(dwc + 15, a3);
+    dwc[19] = t3;
+    vst1q_f32(dwc + 20, a4);
+    dwc[24] = t4;
+}
+#undef DW_ROW
+#else
+#define plane_blk8 plane_blk8_fpu
+#define plane_blk4 plane_blk4_fpu
+#define plane_dw_k5 plane_dw_k5_fpu
+#endif
 
 /* one row of outputs, stride 1: blocks of 8, of 4, then single outputs */
 static void plane_row_s1(float *y, const float *xrow, const float *w_oc, float b,

@@ -175,6 +175,88 @@ static int gemm_check(const struct shape *s, int set, int form)
     return !ok;
 }
 
+/* ---- the lean plan's plane kernels against the convolution, bitwise ----
+ * One sample, every output plane: tr_conv2d_plane against tr_conv2d_forward,
+ * tr_conv2d_plane_dw against tr_conv2d_backward's dw (ic, h, w -> oc, 5x5,
+ * stride 1, pad 2). Widths 14 and 10 take the blocks of 8 and 4 and single
+ * outputs; scale -8 puts products in the subnormal range, where Helium's
+ * blocks must hand over to the scalar FPU. */
+struct plane_shape { uint8_t ic, h, w, oc; int8_t scale; };
+static const struct plane_shape plane_shapes[] = {
+    {1, 12, 14, 3, 0}, {2, 7, 10, 2, 0}, {1, 6, 14, 2, -8}, {2, 5, 10, 2, -8},
+};
+
+static int plane_check(const struct plane_shape *c)
+{
+    struct tr_layer l;
+    size_t P, kk, nx, nw, i;
+    float *x, *w, *dy, *y, *dw, *db, *xpad, *pl, *dwp, *sc;
+    struct tr_rng r;
+    unsigned oc;
+    int ok = 1;
+    char buf[96], *p = buf;
+
+    __builtin_memset(&l, 0, sizeof l);
+    l.d.kind = TR_LAYER_CONV2D;
+    l.d.kernel = 5;
+    l.d.stride = 1;
+    l.d.pad = 2;
+    l.d.out = c->oc;
+    l.in_c = c->ic;
+    l.out_c = c->oc;
+    l.in_h = l.out_h = c->h;
+    l.in_w = l.out_w = c->w;
+    P = (size_t)c->h * c->w;
+    kk = (size_t)c->ic * 25u;
+    nx = c->ic * P;
+    nw = c->oc * kk;
+    x = (float *)(void *)pool;
+    w = x + nx;
+    dy = w + nw + c->oc;
+    y = dy + c->oc * P;
+    dw = y + c->oc * P;
+    db = dw + nw;
+    dwp = db + c->oc;
+    xpad = dwp + nw;
+    pl = xpad + tr_conv2d_pad_floats(&l);
+    sc = pl + P;
+    if ((size_t)(sc + tr_conv2d_scratch_floats(&l) - x) * 4u > sizeof pool) {
+        img_puts("plane: shape does not fit the pool\n");
+        return 1;
+    }
+    tr_rng_seed(&r, 5u + c->ic, c->w);
+    for (i = 0; i < nx; i++)
+        x[i] = scaled(&r, c->scale);
+    for (i = 0; i < nw + c->oc; i++)
+        w[i] = scaled(&r, c->scale);
+    for (i = 0; i < c->oc * P; i++)
+        dy[i] = scaled(&r, c->scale);
+    tr_conv2d_forward(y, x, w, w + nw, &l, 1, sc);
+    tr_conv2d_backward(NULL, dw, db, dy, x, w, &l, 1, sc);
+    tr_conv2d_pad(xpad, x, &l);
+    for (i = 0; i < nw; i++)
+        dwp[i] = 0.0f;
+    for (oc = 0; oc < c->oc; oc++) {
+        tr_conv2d_plane(pl, xpad, w + oc * kk, w[nw + oc], &l);
+        ok &= __builtin_memcmp(pl, y + oc * P, P * sizeof *pl) == 0;
+        tr_conv2d_plane_dw(dwp + oc * kk, xpad, dy + oc * P, &l);
+    }
+    ok &= __builtin_memcmp(dw, dwp, nw * sizeof *dw) == 0;
+    p = put_str(p, "plane ");
+    p = put_u64(p, c->ic);
+    p = put_str(p, "x");
+    p = put_u64(p, c->h);
+    p = put_str(p, "x");
+    p = put_u64(p, c->w);
+    p = put_str(p, "->");
+    p = put_u64(p, c->oc);
+    p = put_str(p, c->scale ? " tiny: " : ": ");
+    p = put_hex(p, hash_floats(y, c->oc * P) ^ hash_floats(dwp, nw));
+    p = put_str(p, ok ? " same bits as the convolution" : " FAIL: bits differ from the convolution");
+    line_end(buf, p);
+    return !ok;
+}
+
 /* ---- one training step, fast kernels against the reference ------------ */
 static float absf(float x)
 {
@@ -290,6 +372,8 @@ int img_main(void)
         fails += gemm_check(&shapes[i], 0, 0) + gemm_check(&shapes[i], 1, 0);
     for (i = 0; i < sizeof shapes_at / sizeof shapes_at[0]; i++)
         fails += gemm_check(&shapes_at[i], 0, 1) + gemm_check(&shapes_at[i], 1, 1);
+    for (i = 0; i < sizeof plane_shapes / sizeof plane_shapes[0]; i++)
+        fails += plane_check(&plane_shapes[i]);
 #endif
     tr_model_desc_convnet(&d, IMAGE_C1, IMAGE_C2, 10);
     d.plan = IMAGE_PLAN;
