@@ -27,10 +27,11 @@
 #endif
 /* im2col and col2im of a stride-1 "same" convolution as one long select
  * through a column mask per kj (shifted_copy, shifted_add): where vectors
- * make that a few operations per 16 floats. A scalar FPU copies and adds
- * each output row's valid columns instead: per element a load and a store
- * (or an add), not the mask's compare and select (the seed's fast step on
- * the Cortex-M4F: 24.48 M -> 23.22 M instructions per sample). */
+ * make that a few operations per 16 floats. On a scalar FPU, im2col copies
+ * the same span without a mask (tr_copy_floats) and then zeroes each row's
+ * few wrapped columns, and col2im adds each output row's valid columns:
+ * per element a load and a store (or an add), not the mask's compare and
+ * select. */
 #define TR_CONV_MASKS TR_CONV_SHIFTED
 
 void tr_conv2d_forward_ref(float *y, const float *x, const float *w, const float *b,
@@ -230,10 +231,22 @@ static void shifted_copy(float *restrict row, const float *restrict plane,
     if (hi > lo) {
         /* plane index of row[q] is q + ki*W + kj - P*(W+1) >= 0 for q >= lo */
         const float *src = plane + (lo + ki * W + kj - P * (W + 1));
-        const float *mk = mask + lo;
         float *dst = row + lo;
-        for (q = 0; q < hi - lo; q++)
-            dst[q] = mk[q] != 0.0f ? src[q] : 0.0f;
+        if (mask) {
+            const float *mk = mask + lo;
+            for (q = 0; q < hi - lo; q++)
+                dst[q] = mk[q] != 0.0f ? src[q] : 0.0f;
+        } else {            /* the span copied whole, then each row's wrapped columns zeroed */
+            size_t oh, ow;
+            tr_copy_floats(dst, src, hi - lo);
+            for (oh = hlo; oh < hhi; oh++) {
+                float *r = row + oh * OW;
+                for (ow = 0; ow < wlo; ow++)
+                    r[ow] = 0.0f;
+                for (ow = whi; ow < OW; ow++)
+                    r[ow] = 0.0f;
+            }
+        }
     }
     for (q = hi; q < OH * OW; q++)
         row[q] = 0.0f;
@@ -374,9 +387,10 @@ static void im2col(float *restrict col, const float *restrict x, const float *re
             for (kj = 0; kj < K; kj++) {
                 float *row = col + (((size_t)ic * K + ki) * K + kj) * OH * OW;
                 tr_conv2d_valid_range(&wlo, &whi, kj, S, P, W, OW);
-                if (masks) {
-                    shifted_copy(row, x + (size_t)ic * H * W, masks + (size_t)kj * OH * OW,
-                                 ki, kj, hlo, hhi, wlo, whi, l);
+                if (same_stride1(l)) {
+                    shifted_copy(row, x + (size_t)ic * H * W,
+                                 masks ? masks + (size_t)kj * OH * OW : NULL, ki, kj, hlo, hhi,
+                                 wlo, whi, l);
                     continue;
                 }
                 for (oh = 0; oh < OH; oh++) {

@@ -217,6 +217,27 @@ static inline void tr_conv2d_valid_range(unsigned *lo, unsigned *hi, unsigned t,
     *hi = (unsigned)h;
 }
 
+/* d[0..n) = s[0..n) (the regions do not overlap): the scalar targets'
+ * im2col copies, a few hundred floats each. On Thumb-2 (Cortex-M4F, M7,
+ * M55) four floats go per load-multiple and store-multiple pair, which GCC
+ * does not emit for such a loop; the bits are moved, not computed. */
+static inline void tr_copy_floats(float *restrict d, const float *restrict s, size_t n)
+{
+#if defined(__GNUC__) && defined(__thumb2__)
+    for (; n >= 4; n -= 4)
+        __asm__ volatile("ldmia %[s]!, {r0, r1, r2, r3}\n\t"
+                         "stmia %[d]!, {r0, r1, r2, r3}"
+                         : [s] "+r"(s), [d] "+r"(d)
+                         :
+                         : "r0", "r1", "r2", "r3", "memory");
+#endif
+    {
+        size_t i;
+        for (i = 0; i < n; i++)
+            d[i] = s[i];
+    }
+}
+
 /* Linear: x (n, IN), w (OUT, IN), b (OUT), y (n, OUT); IN = in_c*in_h*in_w. */
 void tr_linear_forward_ref(float *y, const float *x, const float *w, const float *b,
                            const struct tr_layer *l, unsigned n);
