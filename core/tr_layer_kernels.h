@@ -230,12 +230,16 @@ static inline void tr_copy_floats(float *restrict d, const float *restrict s, si
                          : [s] "+r"(s), [d] "+r"(d)
                          :
                          : "r0", "r1", "r2", "r3", "memory");
-#endif
-    {
-        size_t i;
-        for (i = 0; i < n; i++)
-            d[i] = s[i];
+#else
+    for (; n >= 4; n -= 4, d += 4, s += 4) {    /* one pointer step per 4 floats */
+        d[0] = s[0];
+        d[1] = s[1];
+        d[2] = s[2];
+        d[3] = s[3];
     }
+#endif
+    for (; n > 0; n--)
+        *d++ = *s++;
 }
 
 /* Linear: x (n, IN), w (OUT, IN), b (OUT), y (n, OUT); IN = in_c*in_h*in_w. */
