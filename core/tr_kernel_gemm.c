@@ -687,8 +687,6 @@ TR_TILE void tile(float *restrict c, const float *restrict a, const float *restr
  * adds it to the row's accumulator: 1 + 6 + 12 vector and load instructions,
  * the B pointer step and the loop's LE, 21 instructions per 24
  * multiply-adds. 6 accumulators, B and the product fill the 8 Q registers. */
-#define FPSCR_IDC (1u << 7)   /* an input was subnormal (flushed) */
-#define FPSCR_UFC (1u << 3)   /* a result was tiny (flushed) */
 #define VACC_INIT(i) \
     float32x4_t v##i = acc && mr > i ? vld1q_f32(c + i * ldc) : vdupq_n_f32(0.0f);
 #define VROW_STEP(i) \
@@ -697,19 +695,16 @@ TR_TILE void tile(float *restrict c, const float *restrict a, const float *restr
     if (mr > i) vst1q_f32(c + i * ldc, v##i);
 
 /* the same tile with MVE; returns 1, C untouched, when any operation met a
- * subnormal (IDC or UFC raised), else 0. FPSCR's IDC and UFC are left as
- * they were found. */
+ * subnormal (tr_mve_flushed), else 0 */
 TR_TILE int tile_mve(float *restrict c, const float *restrict a, const float *restrict b,
                      size_t k, size_t lda, size_t ldb, size_t ldc, int acc, const int mr,
                      const int at)
 {
-    const unsigned fpscr = __builtin_arm_get_fpscr(), mask = FPSCR_IDC | FPSCR_UFC;
-    unsigned flushed;
+    const unsigned fpscr = tr_mve_begin();
     A_ROWS();
     size_t p;
     VACC_INIT(0) VACC_INIT(1) VACC_INIT(2) VACC_INIT(3) VACC_INIT(4) VACC_INIT(5)
 
-    __builtin_arm_set_fpscr(fpscr & ~mask);
     for (p = 0; p < k; p++) {
         const float32x4_t bv = vld1q_f32(b);
         b += ldb;
@@ -717,9 +712,7 @@ TR_TILE int tile_mve(float *restrict c, const float *restrict a, const float *re
         if (at)
             ap += lda;
     }
-    flushed = __builtin_arm_get_fpscr();
-    __builtin_arm_set_fpscr((flushed & ~mask) | (fpscr & mask));
-    if (flushed & mask)
+    if (tr_mve_flushed(fpscr))
         return 1;
     VACC_STORE(0) VACC_STORE(1) VACC_STORE(2) VACC_STORE(3) VACC_STORE(4) VACC_STORE(5)
     return 0;

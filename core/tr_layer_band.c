@@ -686,35 +686,14 @@ static void plane_dw_k5_fpu(float *dwc, const float *xp, const float *g, unsigne
 
 #if TR_PLANE_MVE
 /* ---- Helium: the blocks above with 4-lane vectors, each lane one output
- * (or one tap) adding the same products in the same order. MVE flushes
- * subnormal inputs and results to zero (tr_kernel_gemm.c says more): a block
- * whose vector operations raised FPSCR's input-denormal or underflow flag
- * leaves its outputs unwritten and is computed again on the scalar FPU. */
-#define FPSCR_IDC (1u << 7)
-#define FPSCR_UFC (1u << 3)
-
-/* clears the two flags; returns FPSCR as it was */
-static inline unsigned mve_begin(void)
-{
-    const unsigned fpscr = __builtin_arm_get_fpscr();
-    __builtin_arm_set_fpscr(fpscr & ~(FPSCR_IDC | FPSCR_UFC));
-    return fpscr;
-}
-
-/* puts the two flags back as they were; returns 1 if the block raised one */
-static inline int mve_flushed(unsigned fpscr)
-{
-    const unsigned mask = FPSCR_IDC | FPSCR_UFC, now = __builtin_arm_get_fpscr();
-    __builtin_arm_set_fpscr((now & ~mask) | (fpscr & mask));
-    return (now & mask) != 0;
-}
-
+ * (or one tap) adding the same products in the same order; a block that met
+ * a subnormal is computed again by the scalar one (tr_mve_flushed). */
 /* nv vectors (1 or 2) of outputs: a tap's weight times the inputs it meets */
 static inline __attribute__((always_inline)) int
 plane_blk_mve(float *y, const float *xrow, const float *w_oc, float b, unsigned IC, unsigned K,
               size_t plane, size_t Wp, const int nv)
 {
-    const unsigned fpscr = mve_begin();
+    const unsigned fpscr = tr_mve_begin();
     float32x4_t a0 = vdupq_n_f32(b), a1 = a0;
     unsigned ic, ki, kj;
 
@@ -730,7 +709,7 @@ plane_blk_mve(float *y, const float *xrow, const float *w_oc, float b, unsigned 
                     a1 = vaddq_f32(a1, vmulq_n_f32(vld1q_f32(xr + kj + 4), wv));
             }
         }
-    if (mve_flushed(fpscr))
+    if (tr_mve_flushed(fpscr))
         return 1;
     vst1q_f32(y, a0);
     if (nv > 1)
@@ -763,7 +742,7 @@ static void plane_blk4(float *y, const float *xrow, const float *w_oc, float b, 
 static void plane_dw_k5(float *dwc, const float *xp, const float *g, unsigned OH, unsigned OW,
                         size_t Wp)
 {
-    const unsigned fpscr = mve_begin();
+    const unsigned fpscr = tr_mve_begin();
     float32x4_t a0 = vld1q_f32(dwc), a1 = vld1q_f32(dwc + 5), a2 = vld1q_f32(dwc + 10);
     float32x4_t a3 = vld1q_f32(dwc + 15), a4 = vld1q_f32(dwc + 20);
     float t0 = dwc[4], t1 = dwc[9], t2 = dwc[14], t3 = dwc[19], t4 = dwc[24];
@@ -774,7 +753,7 @@ static void plane_dw_k5(float *dwc, const float *xp, const float *g, unsigned OH
             const float gv = g[(size_t)oh * OW + ow], *xo = xp + (size_t)oh * Wp + ow;
             DW_ROW(0) DW_ROW(1) DW_ROW(2) DW_ROW(3) DW_ROW(4)
         }
-    if (mve_flushed(fpscr)) {
+    if (tr_mve_flushed(fpscr)) {
         plane_dw_k5_fpu(dwc, xp, g, OH, OW, Wp);
         return;
     }

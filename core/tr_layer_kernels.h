@@ -242,6 +242,34 @@ static inline void tr_copy_floats(float *restrict d, const float *restrict s, si
         *d++ = *s++;
 }
 
+#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2)
+/* Helium's floating-point vector instructions compute with the standard
+ * FPSCR value, which flushes subnormal inputs and results to zero; the
+ * scalar FPU and every other target keep them. A kernel's Helium block runs
+ * between these two and, when tr_mve_flushed says a subnormal was met
+ * (FPSCR's input-denormal or underflow flag raised), leaves its outputs
+ * unwritten and is computed again on the scalar FPU. */
+#define TR_FPSCR_IDC (1u << 7)   /* an input was subnormal (flushed) */
+#define TR_FPSCR_UFC (1u << 3)   /* a result was tiny (flushed) */
+
+/* clears the two flags; returns FPSCR as it was */
+static inline unsigned tr_mve_begin(void)
+{
+    const unsigned fpscr = __builtin_arm_get_fpscr();
+    __builtin_arm_set_fpscr(fpscr & ~(TR_FPSCR_IDC | TR_FPSCR_UFC));
+    return fpscr;
+}
+
+/* puts the two flags back as tr_mve_begin found them; returns 1 if the
+ * block raised one */
+static inline int tr_mve_flushed(unsigned fpscr)
+{
+    const unsigned mask = TR_FPSCR_IDC | TR_FPSCR_UFC, now = __builtin_arm_get_fpscr();
+    __builtin_arm_set_fpscr((now & ~mask) | (fpscr & mask));
+    return (now & mask) != 0;
+}
+#endif
+
 /* Linear: x (n, IN), w (OUT, IN), b (OUT), y (n, OUT); IN = in_c*in_h*in_w. */
 void tr_linear_forward_ref(float *y, const float *x, const float *w, const float *b,
                            const struct tr_layer *l, unsigned n);
