@@ -44,33 +44,41 @@ static void band_cols(unsigned *lo, unsigned *hi, unsigned kj, const struct tr_l
     *hi = (unsigned)b;
 }
 
+/* [lo, hi): kernel column kj's valid columns (band_cols) within [ow0, end) */
+static void seg_cols(unsigned *lo, unsigned *hi, unsigned kj, const struct tr_layer *l,
+                     unsigned ow0, unsigned end)
+{
+    unsigned wlo, whi;
+
+    band_cols(&wlo, &whi, kj, l);
+    *lo = wlo < ow0 ? ow0 : wlo > end ? end : wlo;
+    *hi = whi < *lo ? *lo : whi > end ? end : whi;
+}
+
 /* Columns j .. j+end-ow0-1 of col (KK, q): output row oh from column ow0
  * to end, each tap's input value, +0 in the padding; a tap row's valid
- * columns are copied whole */
+ * columns are copied whole. Kernel column by kernel column, so its valid
+ * columns are worked out once for all input channels and kernel rows. */
 static void band_col_row(float *col, size_t q, size_t j, const float *x,
                          const struct tr_layer *l, unsigned oh, unsigned ow0, unsigned end)
 {
     const unsigned IC = l->in_c, H = l->in_h, W = l->in_w;
     const unsigned K = l->d.kernel, S = l->d.stride, P = l->d.pad;
-    unsigned ic, ki, kj, ow;
+    unsigned ic, ki, kj, ow, lo, hi;
 
-    for (ic = 0; ic < IC; ic++)
-        for (ki = 0; ki < K; ki++) {
-            const long ih = (long)oh * S + ki - (long)P;
-            float *r = col + ((size_t)ic * K + ki) * K * q + j;    /* kj's row: r + kj*q */
-            const float *xr;
-            if (ih < 0 || ih >= (long)H) {                     /* a padding row */
-                for (kj = 0; kj < K; kj++, r += q)
+    for (kj = 0; kj < K; kj++) {
+        seg_cols(&lo, &hi, kj, l, ow0, end);
+        for (ic = 0; ic < IC; ic++)
+            for (ki = 0; ki < K; ki++) {
+                const long ih = (long)oh * S + ki - (long)P;
+                float *r = col + (((size_t)ic * K + ki) * K + kj) * q + j;
+                const float *xr;
+                if (ih < 0 || ih >= (long)H) {                 /* a padding row */
                     for (ow = 0; ow < end - ow0; ow++)
                         r[ow] = 0.0f;
-                continue;
-            }
-            xr = x + ((size_t)ic * H + (size_t)ih) * W;
-            for (kj = 0; kj < K; kj++, r += q) {
-                unsigned wlo, whi, lo, hi;
-                band_cols(&wlo, &whi, kj, l);
-                lo = wlo < ow0 ? ow0 : wlo > end ? end : wlo;
-                hi = whi < lo ? lo : whi > end ? end : whi;
+                    continue;
+                }
+                xr = x + ((size_t)ic * H + (size_t)ih) * W;
                 for (ow = ow0; ow < lo; ow++)
                     r[ow - ow0] = 0.0f;
                 if (S == 1) {
@@ -84,7 +92,7 @@ static void band_col_row(float *col, size_t q, size_t j, const float *x,
                 for (ow = hi; ow < end; ow++)
                     r[ow - ow0] = 0.0f;
             }
-        }
+    }
 }
 
 /* col (KK, q): tap t's row holds the input value each band position reads.
@@ -104,7 +112,9 @@ static void band_col(float *col, const float *x, const struct tr_layer *l, size_
 }
 
 /* colT (q, T): the patches of positions p0 .. p0+q-1 restricted to the
- * input channels [ic0, ic1), taps (ic, ki, kj) in order (T = (ic1-ic0)*K*K) */
+ * input channels [ic0, ic1), taps (ic, ki, kj) in order (T = (ic1-ic0)*K*K).
+ * A position's kernel rows inside the input [klo, khi) and whether its
+ * kernel columns all are are worked out once for its input channels. */
 static void band_colT(float *colT, const float *x, const struct tr_layer *l, size_t p0,
                       size_t q, unsigned ic0, unsigned ic1)
 {
@@ -116,28 +126,38 @@ static void band_colT(float *colT, const float *x, const struct tr_layer *l, siz
     size_t j;
 
     for (j = 0; j < q; j++) {
-        const long iw0 = (long)ow * S - (long)P;
+        const long iw0 = (long)ow * S - (long)P, ih0 = (long)oh * S - (long)P;
+        const unsigned klo = ih0 < 0 ? (unsigned)-ih0 : 0u;
+        const long rows = (long)H - ih0;                /* kernel rows above the bottom */
+        const unsigned khi = rows <= 0 ? 0u : rows < (long)K ? (unsigned)rows : K;
+        const int inner = iw0 >= 0 && iw0 + (long)K <= (long)W;
         float *r = colT + j * T;
-        for (ic = ic0; ic < ic1; ic++)
+        for (ic = ic0; ic < ic1; ic++) {
+            const float *xc = x + (size_t)ic * H * W;
             for (ki = 0; ki < K; ki++, r += K) {
-                const long ih = (long)oh * S + ki - (long)P;
-                const float *xr;
-                if (ih < 0 || ih >= (long)H) {
+                const float *xr, *xk;
+                if (ki < klo || ki >= khi) {
                     for (kj = 0; kj < K; kj++)
                         r[kj] = 0.0f;
                     continue;
                 }
-                xr = x + ((size_t)ic * H + (size_t)ih) * W;
-                if (iw0 >= 0 && iw0 + (long)K <= (long)W) {
-                    for (kj = 0; kj < K; kj++)
-                        r[kj] = xr[iw0 + (long)kj];
-                } else {
+                xr = xc + (size_t)(ih0 + (long)ki) * W;
+                if (!inner) {
                     for (kj = 0; kj < K; kj++) {
                         const long iw = iw0 + (long)kj;
                         r[kj] = iw >= 0 && iw < (long)W ? xr[iw] : 0.0f;
                     }
+                    continue;
+                }
+                xk = xr + iw0;
+                if (K == 5) {
+                    r[0] = xk[0]; r[1] = xk[1]; r[2] = xk[2]; r[3] = xk[3]; r[4] = xk[4];
+                } else {
+                    for (kj = 0; kj < K; kj++)
+                        r[kj] = xk[kj];
                 }
             }
+        }
         if (++ow == OW) {
             ow = 0;
             oh++;
@@ -174,28 +194,27 @@ static void band_dw(float *dw, const float *dyi, const float *xi, const struct t
 }
 
 /* dx (IC, H, W) += the columns j .. j+end-ow0-1 of dcol (KK, q): output
- * row oh from column ow0 to end, tap by tap in ascending order, each tap
- * where it reads inside the input */
+ * row oh from column ow0 to end, each tap where it reads inside the input.
+ * Kernel column by kernel column (their valid columns worked out once):
+ * within one output row an input element gets one kernel row's taps, so
+ * it still gets them in ascending order. */
 static void band_col2im_row(float *dx, const float *dcol, size_t q, size_t j,
                             const struct tr_layer *l, unsigned oh, unsigned ow0, unsigned end)
 {
     const unsigned IC = l->in_c, H = l->in_h, W = l->in_w;
     const unsigned K = l->d.kernel, S = l->d.stride, P = l->d.pad;
-    unsigned ic, ki, kj, ow;
+    unsigned ic, ki, kj, ow, lo, hi;
 
-    for (ic = 0; ic < IC; ic++)
-        for (ki = 0; ki < K; ki++) {
-            const long ih = (long)oh * S + ki - (long)P;
-            const float *r = dcol + ((size_t)ic * K + ki) * K * q + j;   /* kj's: r + kj*q */
-            float *xr;
-            if (ih < 0 || ih >= (long)H)
-                continue;
-            xr = dx + ((size_t)ic * H + (size_t)ih) * W;
-            for (kj = 0; kj < K; kj++, r += q) {
-                unsigned wlo, whi, lo, hi;
-                band_cols(&wlo, &whi, kj, l);
-                lo = wlo < ow0 ? ow0 : wlo > end ? end : wlo;
-                hi = whi < lo ? lo : whi > end ? end : whi;
+    for (kj = 0; kj < K; kj++) {
+        seg_cols(&lo, &hi, kj, l, ow0, end);
+        for (ic = 0; ic < IC; ic++)
+            for (ki = 0; ki < K; ki++) {
+                const long ih = (long)oh * S + ki - (long)P;
+                const float *r = dcol + (((size_t)ic * K + ki) * K + kj) * q + j;
+                float *xr;
+                if (ih < 0 || ih >= (long)H)
+                    continue;
+                xr = dx + ((size_t)ic * H + (size_t)ih) * W;
                 if (S == 1) {
                     float *xs = xr + kj - P;                /* ow + kj >= P from lo on */
                     for (ow = lo; ow < hi; ow++)
@@ -205,7 +224,7 @@ static void band_col2im_row(float *dx, const float *dcol, size_t q, size_t j,
                         xr[(size_t)ow * S + kj - P] += r[ow - ow0];
                 }
             }
-        }
+    }
 }
 
 /* dx (IC, H, W) += dcol (KK, q), the adjoint of band_col. Each dx element
