@@ -28,6 +28,19 @@ static void step_momentum(float *restrict params, const float *restrict grads,
     }
 }
 
+/* the same at the first step, where torch starts buf at g */
+static void step_first(float *restrict params, const float *restrict grads,
+                       float *restrict momentum, size_t n, float lr)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        const float g = grads[i];
+        momentum[i] = g;
+        params[i] = params[i] - lr * g;
+    }
+}
+
 void tr_sgd_step(struct tr_sgd *s, float *params, const float *grads,
                  float *momentum, size_t n)
 {
@@ -35,8 +48,12 @@ void tr_sgd_step(struct tr_sgd *s, float *params, const float *grads,
     const int started = s->started, nesterov = s->nesterov;
     size_t i;
 
-    if (wd == 0.0f && mu != 0.0f && started && !nesterov) {
-        step_momentum(params, grads, momentum, n, lr, mu);
+    if (wd == 0.0f && mu != 0.0f && !nesterov) {
+        if (started)
+            step_momentum(params, grads, momentum, n, lr, mu);
+        else
+            step_first(params, grads, momentum, n, lr);
+        s->started = 1;
         return;
     }
     for (i = 0; i < n; i++) {
