@@ -7,7 +7,10 @@
 # The last line, fraction-of-peak N=2, is the 2-rank samples/s x the seed
 # net's FLOPs per sample over twice the per-core limit for separate
 # multiplies and adds that BUILD_DIR/bench/core/peak_probe measures (the
-# better of a probe before and after the runs).
+# better of a probe before and after the runs). Before each 2-rank run, a
+# 1-rank run pinned to core 0 and one pinned to core 1 (the ring runs at its
+# slower rank's pace, and the cores of a shared machine need not be equal
+# from one minute to the next), printed with the probe on each core.
 # The runs of STEPS steps are timed from the end of step 5 on, mnist_ring's
 # (--warmup-steps) as the peer's: the first steps fault the arena in.
 # Usage: bench_train.sh BUILD_DIR   (env: STEPS=150 steps per run, ROUNDS=2 runs)
@@ -64,8 +67,18 @@ torch() {  # torch MODE STEPS(0 = whole epoch) -> "samples/s acc"
     echo "torch $1 failed: $(tail -2 "$T/t.out")" >&2
   json "$T/t.out"
 }
-: >"$T/o2"; : >"$T/tddp"; : >"$T/tar"
+pinned() {  # pinned CPU -> samples/s of a 1-rank run on that core alone
+  taskset -c $1 timeout 300 "$MR" --data "$data" --nproc 1 --max-steps $STEPS \
+    --warmup-steps $WARMUP --quiet >"$T/c.out" 2>&1 ||
+    echo "mnist_ring pinned to core $1 failed: $(tail -2 "$T/c.out")" >&2
+  sps "$T/c.out"
+}
+percore=0
+command -v taskset >/dev/null && [ "$(nproc)" -ge 2 ] && percore=1
+: >"$T/o2"; : >"$T/tddp"; : >"$T/tar"; : >"$T/cores"
 for r in $(seq $ROUNDS); do
+  # the ring runs at its slower rank's pace: each core's own pace right before
+  [ $percore = 1 ] && echo "$(pinned 0) $(pinned 1)" >>"$T/cores"
   ours 2 >>"$T/o2"
   if [ $have_torch = 1 ]; then
     torch ddp $STEPS | cut -d' ' -f1 >>"$T/tddp"
@@ -100,6 +113,13 @@ if tar:
 PY
 else
   echo "torch peer skipped: needs /usr/bin/python3 with torch and torchvision (python3-torch, python3-torchvision) and $PEER"
+fi
+if [ $percore = 1 ]; then
+  paste -d' ' "$T/cores" "$T/o2" | awk -v p0="$(taskset -c 0 timeout 60 "$PROBE" 2>/dev/null |
+      awk '/^peak_gflops/ { print $2 }')" -v p1="$(taskset -c 1 timeout 60 "$PROBE" 2>/dev/null |
+      awk '/^peak_gflops/ { print $2 }')" '
+    NR == 1 { printf "each core alone (pinned): probe core 0 %s, core 1 %s GFLOP/s\n", p0, p1 }
+    { printf "  round %d: 1 rank pinned to core 0 %s, to core 1 %s samples/s; then 2 ranks %s\n", NR, $1, $2, $3 }'
 fi
 awk -v sps="$o2" '
   /^peak probe:/ { line = $0 }
