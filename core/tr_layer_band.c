@@ -113,8 +113,8 @@ static void band_col(float *col, const float *x, const struct tr_layer *l, size_
 
 /* colT (q, T): the patches of positions p0 .. p0+q-1 restricted to the
  * input channels [ic0, ic1), taps (ic, ki, kj) in order (T = (ic1-ic0)*K*K).
- * A position's kernel rows inside the input [klo, khi) and whether its
- * kernel columns all are are worked out once for its input channels. */
+ * Which of a position's kernel rows lie inside the input ([klo, khi)),
+ * and whether all its kernel columns do, is worked out once per position. */
 static void band_colT(float *colT, const float *x, const struct tr_layer *l, size_t p0,
                       size_t q, unsigned ic0, unsigned ic1)
 {
