@@ -792,6 +792,48 @@ static void plane_dw_k5(float *dwc, const float *xp, const float *g, unsigned OH
 #define plane_blk8 plane_blk8_fpu
 #define plane_blk4 plane_blk4_fpu
 #define plane_dw_k5 plane_dw_k5_fpu
+#define TR_PLANE_BLK12 1
+/* 12 outputs of a 5x5 kernel on a scalar FPU: a kernel row's 16 inputs
+ * and the 12 sums in registers (30 of the 32), each input loaded once per
+ * kernel row where blocks of 8 load 12 for 8 outputs. Each output starts
+ * at b and adds its taps in order (ic, ki, kj). */
+static void plane_blk12_k5(float *y, const float *xrow, const float *w_oc, float b,
+                           unsigned IC, size_t plane, size_t Wp)
+{
+    float a0 = b, a1 = b, a2 = b, a3 = b, a4 = b, a5 = b, a6 = b, a7 = b;
+    float a8 = b, a9 = b, a10 = b, a11 = b;
+    unsigned ic, ki;
+
+    for (ic = 0; ic < IC; ic++)
+        for (ki = 0; ki < 5; ki++) {
+            const float *xr = xrow + ic * plane + ki * Wp;
+            const float *wr = w_oc + ((size_t)ic * 5 + ki) * 5;
+            const float x0 = xr[0], x1 = xr[1], x2 = xr[2], x3 = xr[3], x4 = xr[4];
+            const float x5 = xr[5], x6 = xr[6], x7 = xr[7], x8 = xr[8], x9 = xr[9];
+            const float x10 = xr[10], x11 = xr[11], x12 = xr[12], x13 = xr[13];
+            const float x14 = xr[14], x15 = xr[15];
+            float w = wr[0];
+            a0 += w * x0; a1 += w * x1; a2 += w * x2; a3 += w * x3; a4 += w * x4; a5 += w * x5;
+            a6 += w * x6; a7 += w * x7; a8 += w * x8; a9 += w * x9; a10 += w * x10; a11 += w * x11;
+            w = wr[1];
+            a0 += w * x1; a1 += w * x2; a2 += w * x3; a3 += w * x4; a4 += w * x5; a5 += w * x6;
+            a6 += w * x7; a7 += w * x8; a8 += w * x9; a9 += w * x10; a10 += w * x11; a11 += w * x12;
+            w = wr[2];
+            a0 += w * x2; a1 += w * x3; a2 += w * x4; a3 += w * x5; a4 += w * x6; a5 += w * x7;
+            a6 += w * x8; a7 += w * x9; a8 += w * x10; a9 += w * x11; a10 += w * x12; a11 += w * x13;
+            w = wr[3];
+            a0 += w * x3; a1 += w * x4; a2 += w * x5; a3 += w * x6; a4 += w * x7; a5 += w * x8;
+            a6 += w * x9; a7 += w * x10; a8 += w * x11; a9 += w * x12; a10 += w * x13; a11 += w * x14;
+            w = wr[4];
+            a0 += w * x4; a1 += w * x5; a2 += w * x6; a3 += w * x7; a4 += w * x8; a5 += w * x9;
+            a6 += w * x10; a7 += w * x11; a8 += w * x12; a9 += w * x13; a10 += w * x14; a11 += w * x15;
+        }
+    y[0] = a0; y[1] = a1; y[2] = a2; y[3] = a3; y[4] = a4; y[5] = a5;
+    y[6] = a6; y[7] = a7; y[8] = a8; y[9] = a9; y[10] = a10; y[11] = a11;
+}
+#endif
+#ifndef TR_PLANE_BLK12
+#define TR_PLANE_BLK12 0
 #endif
 
 /* one row of outputs, stride 1: blocks of 8, of 4, then single outputs */
@@ -800,6 +842,10 @@ static void plane_row_s1(float *y, const float *xrow, const float *w_oc, float b
 {
     unsigned ow = 0, ic, ki, kj;
 
+#if TR_PLANE_BLK12     /* a block of 12 where blocks of 8 would leave 4 */
+    for (; K == 5 && ow + 12 <= OW && (OW - ow) % 8 != 0; ow += 12)
+        plane_blk12_k5(y + ow, xrow + ow, w_oc, b, IC, plane, Wp);
+#endif
     for (; ow + 8 <= OW; ow += 8)
         plane_blk8(y + ow, xrow + ow, w_oc, b, IC, K, plane, Wp);
     for (; ow + 4 <= OW; ow += 4)
