@@ -676,7 +676,28 @@ static void plane_dw_row5(float *dwr, const float *xr0, const float *g, unsigned
     for (oh = 0; oh < OH; oh++) {
         const float *x = xr0 + (size_t)oh * Wp, *gr = g + (size_t)oh * OW;
         float x0 = x[0], x1 = x[1], x2 = x[2], x3 = x[3];
-        for (ow = 0; ow + 4 <= OW; ow += 4) {   /* 4 positions per turn */
+        for (ow = 0; ow + 8 <= OW; ow += 8) {   /* 8 positions per turn */
+            const float x4 = x[ow + 4], x5 = x[ow + 5], x6 = x[ow + 6], x7 = x[ow + 7];
+            const float x8 = x[ow + 8], x9 = x[ow + 9], x10 = x[ow + 10], x11 = x[ow + 11];
+            float gv = gr[ow];
+            a0 += x0 * gv; a1 += x1 * gv; a2 += x2 * gv; a3 += x3 * gv; a4 += x4 * gv;
+            gv = gr[ow + 1];
+            a0 += x1 * gv; a1 += x2 * gv; a2 += x3 * gv; a3 += x4 * gv; a4 += x5 * gv;
+            gv = gr[ow + 2];
+            a0 += x2 * gv; a1 += x3 * gv; a2 += x4 * gv; a3 += x5 * gv; a4 += x6 * gv;
+            gv = gr[ow + 3];
+            a0 += x3 * gv; a1 += x4 * gv; a2 += x5 * gv; a3 += x6 * gv; a4 += x7 * gv;
+            gv = gr[ow + 4];
+            a0 += x4 * gv; a1 += x5 * gv; a2 += x6 * gv; a3 += x7 * gv; a4 += x8 * gv;
+            gv = gr[ow + 5];
+            a0 += x5 * gv; a1 += x6 * gv; a2 += x7 * gv; a3 += x8 * gv; a4 += x9 * gv;
+            gv = gr[ow + 6];
+            a0 += x6 * gv; a1 += x7 * gv; a2 += x8 * gv; a3 += x9 * gv; a4 += x10 * gv;
+            gv = gr[ow + 7];
+            a0 += x7 * gv; a1 += x8 * gv; a2 += x9 * gv; a3 += x10 * gv; a4 += x11 * gv;
+            x0 = x8; x1 = x9; x2 = x10; x3 = x11;
+        }
+        for (; ow + 4 <= OW; ow += 4) {         /* then 4 */
             const float g0 = gr[ow], g1 = gr[ow + 1], g2 = gr[ow + 2], g3 = gr[ow + 3];
             const float x4 = x[ow + 4], x5 = x[ow + 5], x6 = x[ow + 6], x7 = x[ow + 7];
             a0 += x0 * g0; a1 += x1 * g0; a2 += x2 * g0; a3 += x3 * g0; a4 += x4 * g0;
