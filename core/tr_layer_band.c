@@ -676,7 +676,9 @@ static void plane_dw_row5(float *dwr, const float *xr0, const float *g, unsigned
     for (oh = 0; oh < OH; oh++) {
         const float *x = xr0 + (size_t)oh * Wp, *gr = g + (size_t)oh * OW;
         float x0 = x[0], x1 = x[1], x2 = x[2], x3 = x[3];
-        for (ow = 0; ow + 8 <= OW; ow += 8) {   /* 8 positions per turn */
+        ow = 0;
+#if !TR_PLANE_MVE   /* (Helium's fallback keeps turns of 4: fewer there) */
+        for (; ow + 8 <= OW; ow += 8) {         /* 8 positions per turn */
             const float x4 = x[ow + 4], x5 = x[ow + 5], x6 = x[ow + 6], x7 = x[ow + 7];
             const float x8 = x[ow + 8], x9 = x[ow + 9], x10 = x[ow + 10], x11 = x[ow + 11];
             float gv = gr[ow];
@@ -697,6 +699,7 @@ static void plane_dw_row5(float *dwr, const float *xr0, const float *g, unsigned
             a0 += x7 * gv; a1 += x8 * gv; a2 += x9 * gv; a3 += x10 * gv; a4 += x11 * gv;
             x0 = x8; x1 = x9; x2 = x10; x3 = x11;
         }
+#endif
         for (; ow + 4 <= OW; ow += 4) {         /* then 4 */
             const float g0 = gr[ow], g1 = gr[ow + 1], g2 = gr[ow + 2], g3 = gr[ow + 3];
             const float x4 = x[ow + 4], x5 = x[ow + 5], x6 = x[ow + 6], x7 = x[ow + 7];
