@@ -666,7 +666,11 @@ static void plane_blk4_fpu(float *y, const float *xrow, const float *w_oc, float
 }
 
 /* one kernel row of a 5x5 stride-1 weight gradient: its 5 taps' sums in
- * registers over the positions in order, the input row slid along */
+ * registers over the positions in order, the input row slid along. DW_POS
+ * adds one position's products: gradient gv times the inputs p .. t its
+ * five taps meet. */
+#define DW_POS(gv, p, q, r, s, t)                                             \
+    a0 += p * (gv); a1 += q * (gv); a2 += r * (gv); a3 += s * (gv); a4 += t * (gv);
 static void plane_dw_row5(float *dwr, const float *xr0, const float *g, unsigned OH,
                           unsigned OW, size_t Wp)
 {
@@ -681,42 +685,35 @@ static void plane_dw_row5(float *dwr, const float *xr0, const float *g, unsigned
         for (; ow + 8 <= OW; ow += 8) {         /* 8 positions per turn */
             const float x4 = x[ow + 4], x5 = x[ow + 5], x6 = x[ow + 6], x7 = x[ow + 7];
             const float x8 = x[ow + 8], x9 = x[ow + 9], x10 = x[ow + 10], x11 = x[ow + 11];
-            float gv = gr[ow];
-            a0 += x0 * gv; a1 += x1 * gv; a2 += x2 * gv; a3 += x3 * gv; a4 += x4 * gv;
-            gv = gr[ow + 1];
-            a0 += x1 * gv; a1 += x2 * gv; a2 += x3 * gv; a3 += x4 * gv; a4 += x5 * gv;
-            gv = gr[ow + 2];
-            a0 += x2 * gv; a1 += x3 * gv; a2 += x4 * gv; a3 += x5 * gv; a4 += x6 * gv;
-            gv = gr[ow + 3];
-            a0 += x3 * gv; a1 += x4 * gv; a2 += x5 * gv; a3 += x6 * gv; a4 += x7 * gv;
-            gv = gr[ow + 4];
-            a0 += x4 * gv; a1 += x5 * gv; a2 += x6 * gv; a3 += x7 * gv; a4 += x8 * gv;
-            gv = gr[ow + 5];
-            a0 += x5 * gv; a1 += x6 * gv; a2 += x7 * gv; a3 += x8 * gv; a4 += x9 * gv;
-            gv = gr[ow + 6];
-            a0 += x6 * gv; a1 += x7 * gv; a2 += x8 * gv; a3 += x9 * gv; a4 += x10 * gv;
-            gv = gr[ow + 7];
-            a0 += x7 * gv; a1 += x8 * gv; a2 += x9 * gv; a3 += x10 * gv; a4 += x11 * gv;
+            DW_POS(gr[ow], x0, x1, x2, x3, x4)
+            DW_POS(gr[ow + 1], x1, x2, x3, x4, x5)
+            DW_POS(gr[ow + 2], x2, x3, x4, x5, x6)
+            DW_POS(gr[ow + 3], x3, x4, x5, x6, x7)
+            DW_POS(gr[ow + 4], x4, x5, x6, x7, x8)
+            DW_POS(gr[ow + 5], x5, x6, x7, x8, x9)
+            DW_POS(gr[ow + 6], x6, x7, x8, x9, x10)
+            DW_POS(gr[ow + 7], x7, x8, x9, x10, x11)
             x0 = x8; x1 = x9; x2 = x10; x3 = x11;
         }
 #endif
         for (; ow + 4 <= OW; ow += 4) {         /* then 4 */
             const float g0 = gr[ow], g1 = gr[ow + 1], g2 = gr[ow + 2], g3 = gr[ow + 3];
             const float x4 = x[ow + 4], x5 = x[ow + 5], x6 = x[ow + 6], x7 = x[ow + 7];
-            a0 += x0 * g0; a1 += x1 * g0; a2 += x2 * g0; a3 += x3 * g0; a4 += x4 * g0;
-            a0 += x1 * g1; a1 += x2 * g1; a2 += x3 * g1; a3 += x4 * g1; a4 += x5 * g1;
-            a0 += x2 * g2; a1 += x3 * g2; a2 += x4 * g2; a3 += x5 * g2; a4 += x6 * g2;
-            a0 += x3 * g3; a1 += x4 * g3; a2 += x5 * g3; a3 += x6 * g3; a4 += x7 * g3;
+            DW_POS(g0, x0, x1, x2, x3, x4)
+            DW_POS(g1, x1, x2, x3, x4, x5)
+            DW_POS(g2, x2, x3, x4, x5, x6)
+            DW_POS(g3, x3, x4, x5, x6, x7)
             x0 = x4; x1 = x5; x2 = x6; x3 = x7;
         }
-        for (; ow < OW; ow++) {
-            const float gv = gr[ow], x4 = x[ow + 4];
-            a0 += x0 * gv; a1 += x1 * gv; a2 += x2 * gv; a3 += x3 * gv; a4 += x4 * gv;
+        for (; ow < OW; ow++) {                 /* then one */
+            const float x4 = x[ow + 4];
+            DW_POS(gr[ow], x0, x1, x2, x3, x4)
             x0 = x1; x1 = x2; x2 = x3; x3 = x4;
         }
     }
     dwr[0] = a0; dwr[1] = a1; dwr[2] = a2; dwr[3] = a3; dwr[4] = a4;
 }
+#undef DW_POS
 
 static void plane_dw_k5_fpu(float *dwc, const float *xp, const float *g, unsigned OH,
                             unsigned OW, size_t Wp)
@@ -821,6 +818,14 @@ static void plane_dw_k5(float *dwc, const float *xp, const float *g, unsigned OH
  * and the 12 sums in registers (30 of the 32), each input loaded once per
  * kernel row where blocks of 8 load 12 for 8 outputs. Each output starts
  * at b and adds its taps in order (ic, ki, kj). */
+/* one tap's weight w times the 12 inputs its outputs meet */
+#define TAP12(w, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11)            \
+    {                                                                         \
+        const float wv = (w);                                                 \
+        a0 += wv * p0; a1 += wv * p1; a2 += wv * p2; a3 += wv * p3;           \
+        a4 += wv * p4; a5 += wv * p5; a6 += wv * p6; a7 += wv * p7;           \
+        a8 += wv * p8; a9 += wv * p9; a10 += wv * p10; a11 += wv * p11;       \
+    }
 static void plane_blk12_k5(float *y, const float *xrow, const float *w_oc, float b,
                            unsigned IC, size_t plane, size_t Wp)
 {
@@ -836,25 +841,16 @@ static void plane_blk12_k5(float *y, const float *xrow, const float *w_oc, float
             const float x5 = xr[5], x6 = xr[6], x7 = xr[7], x8 = xr[8], x9 = xr[9];
             const float x10 = xr[10], x11 = xr[11], x12 = xr[12], x13 = xr[13];
             const float x14 = xr[14], x15 = xr[15];
-            float w = wr[0];
-            a0 += w * x0; a1 += w * x1; a2 += w * x2; a3 += w * x3; a4 += w * x4; a5 += w * x5;
-            a6 += w * x6; a7 += w * x7; a8 += w * x8; a9 += w * x9; a10 += w * x10; a11 += w * x11;
-            w = wr[1];
-            a0 += w * x1; a1 += w * x2; a2 += w * x3; a3 += w * x4; a4 += w * x5; a5 += w * x6;
-            a6 += w * x7; a7 += w * x8; a8 += w * x9; a9 += w * x10; a10 += w * x11; a11 += w * x12;
-            w = wr[2];
-            a0 += w * x2; a1 += w * x3; a2 += w * x4; a3 += w * x5; a4 += w * x6; a5 += w * x7;
-            a6 += w * x8; a7 += w * x9; a8 += w * x10; a9 += w * x11; a10 += w * x12; a11 += w * x13;
-            w = wr[3];
-            a0 += w * x3; a1 += w * x4; a2 += w * x5; a3 += w * x6; a4 += w * x7; a5 += w * x8;
-            a6 += w * x9; a7 += w * x10; a8 += w * x11; a9 += w * x12; a10 += w * x13; a11 += w * x14;
-            w = wr[4];
-            a0 += w * x4; a1 += w * x5; a2 += w * x6; a3 += w * x7; a4 += w * x8; a5 += w * x9;
-            a6 += w * x10; a7 += w * x11; a8 += w * x12; a9 += w * x13; a10 += w * x14; a11 += w * x15;
+            TAP12(wr[0], x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10, x11)
+            TAP12(wr[1], x1, x2, x3, x4, x5, x6, x7, x8, x9, x10, x11, x12)
+            TAP12(wr[2], x2, x3, x4, x5, x6, x7, x8, x9, x10, x11, x12, x13)
+            TAP12(wr[3], x3, x4, x5, x6, x7, x8, x9, x10, x11, x12, x13, x14)
+            TAP12(wr[4], x4, x5, x6, x7, x8, x9, x10, x11, x12, x13, x14, x15)
         }
     y[0] = a0; y[1] = a1; y[2] = a2; y[3] = a3; y[4] = a4; y[5] = a5;
     y[6] = a6; y[7] = a7; y[8] = a8; y[9] = a9; y[10] = a10; y[11] = a11;
 }
+#undef TAP12
 #endif
 #ifndef TR_PLANE_BLK12
 #define TR_PLANE_BLK12 0

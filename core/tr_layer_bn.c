@@ -92,16 +92,11 @@ void tr_bn2d_plane_dsums(float *sb, float *sg, const float *restrict dy,
     *sg = g;
 }
 #else
-/* 16 named accumulators, which a scalar FPU with 32 registers keeps in
- * registers (an array of them stays in memory at -O2 on the Cortex-M4F) */
-#define TR_L16(M) M(0) M(1) M(2) M(3) M(4) M(5) M(6) M(7) \
-                  M(8) M(9) M(10) M(11) M(12) M(13) M(14) M(15)
-#define TR_ZERO(j) float a##j = 0.0f;
+/* the lanes as 16 named accumulators (TR_L16, tr_layer_kernels.h) */
 #define TR_ADD(j) a##j += x[i + j];
 #define TR_SQ(j) { const float d = x[i + j] - mean; a##j += d * d; }
 #define TR_GX(j) a##j += dy[i + j] * ((x[i + j] - mean) * invstd);
 #define TR_DY(j) a##j += dy[i + j];
-#define TR_RED(j) s += a##j;
 
 float tr_sum_lanes16(const float *restrict x, size_t n)
 {

@@ -110,6 +110,15 @@ void tr_bn2d_backward(float *dx, float *dgb, const float *dy, const float *x,
  * relu); dx = k*((cnt*dy - dbeta) - xhat*dgamma) with k = g*invstd/cnt, and
  * dx may be x or dy. eval_invstd is 1/sqrt(running var + eps). */
 float tr_sum_lanes16(const float *x, size_t n);
+/* 16 named accumulators a0 .. a15 (TR_L16(TR_ZERO) declares them at +0,
+ * TR_L16(TR_RED) adds them to s in order): a scalar FPU with 32 registers
+ * keeps them in registers, where an array of them stays in memory at -O2
+ * on the Cortex-M4F */
+#define TR_L16(M) M(0) M(1) M(2) M(3) M(4) M(5) M(6) M(7) \
+                  M(8) M(9) M(10) M(11) M(12) M(13) M(14) M(15)
+#define TR_ZERO(j) float a##j = 0.0f;
+#define TR_RED(j) s += a##j;
+
 float tr_bn2d_plane_sqdev(const float *x, size_t n, float mean);
 void tr_bn2d_plane_dsums(float *sb, float *sg, const float *dy, const float *x, size_t n,
                          float mean, float invstd);

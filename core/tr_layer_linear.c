@@ -17,17 +17,12 @@ void tr_linear_forward_ref(float *y, const float *x, const float *w, const float
         }
 }
 
-/* Fast: the dot product in 16 independent partial sums, which a compiler
- * may vectorise without reassociating anything (strict FP), then a
- * fixed-order reduction of the lanes. Same bits on every target. The 16
- * sums are named variables: a scalar FPU with 32 registers keeps them in
- * registers (an array of them stays in memory at -O2 on the Cortex-M4F). */
+/* Fast: the dot product in 16 independent partial sums (TR_L16's named
+ * accumulators), which a compiler may vectorise without reassociating
+ * anything (strict FP), then a fixed-order reduction of the lanes. Same
+ * bits on every target. */
 #define TR_LIN_LANES 16
-#define LIN16(M) M(0) M(1) M(2) M(3) M(4) M(5) M(6) M(7) \
-                 M(8) M(9) M(10) M(11) M(12) M(13) M(14) M(15)
-#define LIN_ZERO(j) float a##j = 0.0f;
 #define LIN_MAC(j) a##j += xi[k + j] * wo[k + j];
-#define LIN_RED(j) s += a##j;
 void tr_linear_forward(float *restrict y, const float *restrict x,
                        const float *restrict w, const float *restrict b,
                        const struct tr_layer *l, unsigned n)
@@ -41,21 +36,18 @@ void tr_linear_forward(float *restrict y, const float *restrict x,
         for (o = 0; o < out; o++) {
             const float *wo = w + o * in;
             float s = 0.0f;
-            LIN16(LIN_ZERO)
+            TR_L16(TR_ZERO)
             for (k = 0; k < body; k += TR_LIN_LANES) {
-                LIN16(LIN_MAC)
+                TR_L16(LIN_MAC)
             }
             for (k = body; k < in; k++)
                 s += xi[k] * wo[k];
-            LIN16(LIN_RED)
+            TR_L16(TR_RED)
             y[i * out + o] = s + b[o];
         }
     }
 }
-#undef LIN16
-#undef LIN_ZERO
 #undef LIN_MAC
-#undef LIN_RED
 
 /* dw[o][:] = sum_i dy[i][o] x[i][:], db[o] = sum_i dy[i][o],
  * dx[i][:] = sum_o dy[i][o] w[o][:]: all axpy over contiguous rows, which is
