@@ -189,6 +189,18 @@ void tr_maxpool2d_bn_forward_plane_arg(float *y, uint8_t *arg, const float *x,
 void tr_maxpool2d_backward_plane_arg(float *dx, const float *dy, const uint8_t *arg,
                                      const float *y, const struct tr_layer *l, int relu);
 
+/* For a 2x2 stride-2 pool, the lean plan's backward: on the plane t (H, W)
+ * the pool reads, each window's max into y (unless NULL) and its argmax
+ * into arg (0..3 as above, TR_POOL_SHUT where relu's gate is shut), and dx
+ * written over t: the bits of tr_maxpool2d_forward followed by
+ * tr_maxpool2d_backward_plane (dx == t). tr_maxpool2d_plane_route makes
+ * the same dx (H, W) again from dy and those bytes alone. */
+#define TR_POOL_SHUT 4u
+void tr_maxpool2d_plane_keep(float *t, float *y, uint8_t *arg, const float *dy,
+                             const struct tr_layer *l, int relu);
+void tr_maxpool2d_plane_route(float *dx, const float *dy, const uint8_t *arg,
+                              const struct tr_layer *l);
+
 /* Conv2d in bands of q output positions (lean plan): the bits of the two
  * kernels above with q * IC*K*K floats of scratch
  * (tr_conv2d_band_floats). dx may be x: each sample's dx is written after

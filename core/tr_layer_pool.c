@@ -579,3 +579,71 @@ void tr_maxpool2d_backward_plane(float *dx, const float *dy, const float *x, con
     for (w = 2u * OH * W; w < H * W; w++)
         dx[w] = 0.0f;
 }
+
+/* ---- the lean plan's kept windows (2x2 stride 2) ----------------------
+ * One pass over the BN plane t finds each window's max and argmax as
+ * tr_maxpool2d_forward does (the first element greater than all before
+ * it), keeps the argmax (TR_POOL_SHUT where the ReLU's gate is shut: the
+ * max is not > 0) and writes dx over t: dy at the argmax, +0 elsewhere,
+ * the bits of tr_maxpool2d_backward_plane with dx == t. The second pass
+ * routes dy again from the bytes alone. */
+
+/* a window's four elements +0, then dy at its argmax a (none if shut) */
+static void window_route(float *d0, float *d1, unsigned a, float g)
+{
+    d0[0] = d0[1] = d1[0] = d1[1] = 0.0f;
+    if (a < TR_POOL_SHUT)
+        (a < 2u ? d0 : d1)[a & 1u] = g;
+}
+
+/* the columns and the row no window covers (odd W or H): +0 */
+static void route_edges(float *dx, const struct tr_layer *l)
+{
+    const unsigned H = l->in_h, W = l->in_w, OH = l->out_h, OW = l->out_w;
+    unsigned oh, w;
+
+    for (oh = 0; W > 2u * OW && oh < OH; oh++)
+        for (w = 2u * OW; w < W; w++)
+            dx[2u * oh * W + w] = dx[(2u * oh + 1u) * W + w] = 0.0f;
+    for (w = 2u * OH * W; w < H * W; w++)
+        dx[w] = 0.0f;
+}
+
+void tr_maxpool2d_plane_keep(float *t, float *y, uint8_t *arg, const float *dy,
+                             const struct tr_layer *l, int relu)
+{
+    const unsigned W = l->in_w, OH = l->out_h, OW = l->out_w;
+    unsigned oh, ow;
+
+    for (oh = 0; oh < OH; oh++) {
+        float *t0 = t + 2u * oh * W, *t1 = t0 + W;
+        for (ow = 0; ow < OW; ow++, t0 += 2, t1 += 2) {
+            float m = t0[0];
+            unsigned a = 0;
+            if (t0[1] > m) { m = t0[1]; a = 1; }
+            if (t1[0] > m) { m = t1[0]; a = 2; }
+            if (t1[1] > m) { m = t1[1]; a = 3; }
+            if (relu && !(m > 0.0f))
+                a = TR_POOL_SHUT;
+            if (y)
+                y[oh * OW + ow] = m;
+            arg[oh * OW + ow] = (uint8_t)a;
+            window_route(t0, t1, a, dy[oh * OW + ow]);
+        }
+    }
+    route_edges(t, l);
+}
+
+void tr_maxpool2d_plane_route(float *dx, const float *dy, const uint8_t *arg,
+                              const struct tr_layer *l)
+{
+    const unsigned W = l->in_w, OH = l->out_h, OW = l->out_w;
+    unsigned oh, ow;
+
+    for (oh = 0; oh < OH; oh++) {
+        float *d0 = dx + 2u * oh * W, *d1 = d0 + W;
+        for (ow = 0; ow < OW; ow++, d0 += 2, d1 += 2)
+            window_route(d0, d1, arg[oh * OW + ow], dy[oh * OW + ow]);
+    }
+    route_edges(dx, l);
+}

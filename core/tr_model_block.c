@@ -125,6 +125,7 @@ struct blk {
     const struct tr_layer *bn, *pool, *lin;  /* lin: the stream after, or NULL */
     struct tr_layer one;           /* the pool seen as one plane (C = 1) */
     int relu;
+    int keeps;                     /* the lean backward keeps its windows (blk_kept) */
     unsigned C;
     size_t hw, ohw;                /* BN plane, pool plane */
     const float *src;              /* the BN's input when stored (n, C, H, W) */
@@ -146,26 +147,40 @@ static void blk_get(struct blk *k, const struct tr_model *m, unsigned b, const f
     k->one = *k->pool;
     k->one.in_c = k->one.out_c = 1;
     k->src = b == 0 ? x : m->layer[b - 1].out;
+    k->keeps = m->desc.plan == TR_PLAN_LEAN && tr_maxpool2d_in_place(k->pool);
 }
 
 /* floats of plane temporaries a block's backward needs beyond its input */
 static size_t blk_temps(const struct blk *k)
 {
     return k->hw + k->ohw + (tr_maxpool2d_in_place(k->pool) ? 0 : k->hw) +
-           (k->lin ? k->ohw : 0);
+           (k->lin && !k->keeps ? k->ohw : 0);
+}
+
+/* floats of what a keeping block's backward keeps of a channel's planes
+ * from its first pass to its second: with a stream, the pool's gradient
+ * planes (the stream's input gradient), then the windows' argmax bytes */
+static size_t blk_kept_floats(const struct blk *k, unsigned batch)
+{
+    const size_t w = (size_t)batch * k->ohw;
+
+    return k->keeps ? (k->lin ? w : 0) + (w + sizeof(float) - 1) / sizeof(float) : 0;
+}
+
+/* floats of the region the planes' temporaries and a padded sample share */
+static size_t blk_union(const struct blk *k)
+{
+    const size_t t = blk_temps(k), pad = k->conv ? tr_conv2d_pad_floats(k->conv) : 0;
+
+    return pad > t ? pad : t;
 }
 
 size_t tr_plan_block_floats(const struct tr_model *m, unsigned b, unsigned batch)
 {
     struct blk k;
-    size_t t, pad;
 
     blk_get(&k, m, b, NULL);
-    t = blk_temps(&k);
-    if (k.conv == NULL)
-        return t;
-    pad = tr_conv2d_pad_floats(k.conv);
-    return (size_t)batch * k.hw + (pad > t ? pad : t);
+    return (k.conv ? (size_t)batch * k.hw : 0) + blk_union(&k) + blk_kept_floats(&k, batch);
 }
 
 static unsigned stream_block(const struct tr_model *m, unsigned i)
@@ -244,10 +259,24 @@ static void blk_pool_plane(float *y, float *t, const float *pl, const struct tr_
 /* Scratch of a block: [the recomputed conv's planes of one channel, batch
  * of them] then a region that holds the padded sample while a conv plane is
  * made, else the plane temporaries t (hw), yp (ohw), dyb (hw, unless the
- * pool's gradient can be written over t) and gp (ohw, with a stream). */
+ * pool's gradient can be written over t) and gp (ohw, with a stream, unless
+ * kept); then what a keeping backward keeps (blk_kept_floats). */
 static float *blk_region(const struct tr_model *m, const struct blk *k)
 {
     return k->conv ? m->scratch + (size_t)m->batch * k->hw : m->scratch;
+}
+
+/* sample i's kept pool gradient plane (with a stream) and argmax bytes */
+static float *blk_kept_grad(const struct tr_model *m, const struct blk *k, unsigned i)
+{
+    return blk_region(m, k) + blk_union(k) + (size_t)i * k->ohw;
+}
+
+static uint8_t *blk_kept_args(const struct tr_model *m, const struct blk *k, unsigned i)
+{
+    const size_t grads = k->lin ? (size_t)m->batch * k->ohw : 0;
+
+    return (uint8_t *)(void *)(blk_region(m, k) + blk_union(k) + grads) + (size_t)i * k->ohw;
 }
 
 /* 1 if the block's planes are all stored and its pool's output too (the
@@ -377,46 +406,115 @@ void tr_plan_block_forward(struct tr_model *m, unsigned b, const float *x, unsig
 
 /* ---- block backward -------------------------------------------------- */
 
+/* Eight named values j = 0..7 (a scalar FPU keeps them in registers; an
+ * array stays in memory at -O2 on the Cortex-M4F) */
+#define L8(M) M(0) M(1) M(2) M(3) M(4) M(5) M(6) M(7)
+#define SUM0(j) float s##j = 0.0f;
+#define SUM_ADD(j) s##j += g * wo[j];
+#define SUM_PUT(j) gp[q + j] = s##j;
+#define YP_GET(j) const float y##j = yp[q + j];
+#define ROW_ADD(j) row[j] += g * y##j;
+
 /* gp (ohw) = the stream's input gradient for plane (i, c): from +0, adding
- * sdy[i][o] * w[o][c*ohw + q] for o ascending (tr_linear_backward's dx) */
+ * sdy[i][o] * w[o][c*ohw + q] for o ascending (tr_linear_backward's dx),
+ * eight positions' sums at a time */
 static void stream_grad(float *gp, const struct tr_model *m, const struct blk *k,
                         const float *sdy, unsigned i, unsigned c)
 {
     const size_t in = k->lin->in_c, out = k->lin->out_c;
     const float *w = m->params + k->lin->p_off + (size_t)c * k->ohw, *dyi = sdy + i * out;
-    size_t q, o;
+    size_t q = 0, o;
 
-    for (q = 0; q < k->ohw; q++)
-        gp[q] = 0.0f;
-    for (o = 0; o < out; o++) {
-        const float g = dyi[o];
-        const float *wo = w + o * in;
-        for (q = 0; q < k->ohw; q++)
-            gp[q] += g * wo[q];
+    for (; q + 8 <= k->ohw; q += 8) {
+        const float *wo = w + q;
+        L8(SUM0)
+        for (o = 0; o < out; o++, wo += in) {
+            const float g = dyi[o];
+            L8(SUM_ADD)
+        }
+        L8(SUM_PUT)
+    }
+    for (; q < k->ohw; q++) {
+        float s = 0.0f;
+        for (o = 0; o < out; o++)
+            s += dyi[o] * w[o * in + q];
+        gp[q] = s;
     }
 }
 
-/* the gradient w.r.t. the BN's output plane (i, c) from input plane pl:
- * the pool's output is made again, its gradient routed to each window's
- * argmax through the ReLU's gate */
-static const float *blk_dy(const struct tr_model *m, const struct blk *k, const float *pl,
+/* the stream's weight gradient from sample i's pool output plane yp of
+ * channel c: dw[o][c*ohw + q] adds sdy[i][o] * yp[q], eight positions at a
+ * time. The block's first pass takes the samples in order, so each
+ * weight's sum runs over them in order from +0 (tr_linear_backward's dw;
+ * tr_plan_stream_backward zeroed dw) */
+static void stream_dw(struct tr_model *m, const struct blk *k, const float *yp,
+                      const float *sdy, unsigned i, unsigned c)
+{
+    const size_t in = k->lin->in_c, out = k->lin->out_c;
+    float *dw = m->grads + k->lin->p_off + (size_t)c * k->ohw;
+    const float *dyi = sdy + i * out;
+    size_t q = 0, o;
+
+    for (; q + 8 <= k->ohw; q += 8) {
+        float *row = dw + q;
+        L8(YP_GET)
+        for (o = 0; o < out; o++, row += in) {
+            const float g = dyi[o];
+            L8(ROW_ADD)
+        }
+    }
+    for (; q < k->ohw; q++)
+        for (o = 0; o < out; o++)
+            dw[o * in + q] += dyi[o] * yp[q];
+}
+#undef L8
+#undef SUM0
+#undef SUM_ADD
+#undef SUM_PUT
+#undef YP_GET
+#undef ROW_ADD
+
+/* The gradient w.r.t. the BN's output plane (i, c) from input plane pl:
+ * the BN plane made again in t, the pool's output too, its gradient
+ * routed to each window's argmax through the ReLU's gate. The first pass
+ * (first) also adds the stream's weight gradient and, where the block
+ * keeps its windows, keeps the argmax bytes and the stream's gradient for
+ * the second pass (blk_dy_kept). */
+static const float *blk_dy(struct tr_model *m, const struct blk *k, const float *pl,
                            unsigned i, unsigned c, const float *dy, const float *sdy,
-                           float *reg)
+                           float *reg, int first)
 {
     const int inpl = tr_maxpool2d_in_place(k->pool);
     float *t = reg, *yp = t + k->hw, *dyb = inpl ? t : yp + k->ohw;
-    float *gp = inpl ? yp + k->ohw : dyb + k->hw;
+    float *gp = k->keeps ? blk_kept_grad(m, k, i) : inpl ? yp + k->ohw : dyb + k->hw;
     const float *g = dy ? dy + ((size_t)i * k->C + c) * k->ohw : gp;
     const float *gb = m->params + k->bn->p_off;
 
-    /* the BN plane in t, which the pool's backward reads */
     tr_bn2d_plane_apply(t, pl, k->hw, k->bn->save[c], k->bn->save[k->C + c], gb[c],
                         gb[k->C + c], k->relu);
-    tr_maxpool2d_forward(yp, t, &k->one, 1);
     if (dy == NULL)
         stream_grad(gp, m, k, sdy, i, c);
-    tr_maxpool2d_backward_plane(dyb, g, t, yp, k->pool, k->relu);
+    if (k->keeps && first) {
+        tr_maxpool2d_plane_keep(t, k->lin ? yp : NULL, blk_kept_args(m, k, i), g, &k->one,
+                                k->relu);
+    } else {
+        tr_maxpool2d_forward(yp, t, &k->one, 1);
+        tr_maxpool2d_backward_plane(dyb, g, t, yp, k->pool, k->relu);
+    }
+    if (k->lin && first)
+        stream_dw(m, k, yp, sdy, i, c);
     return dyb;
+}
+
+/* the second pass's gradient plane (i, c) of a keeping block: routed into
+ * reg from the kept argmax bytes */
+static const float *blk_dy_kept(const struct tr_model *m, const struct blk *k, unsigned i,
+                                unsigned c, const float *dy, float *reg)
+{
+    const float *g = dy ? dy + ((size_t)i * k->C + c) * k->ohw : blk_kept_grad(m, k, i);
+
+    tr_maxpool2d_plane_route(reg, g, blk_kept_args(m, k, i), &k->one);
+    return reg;
 }
 
 /* The recomputed conv's weight and bias gradient for output channel c from
@@ -565,7 +663,7 @@ void tr_plan_block_backward(struct tr_model *m, unsigned b, const float *x, unsi
                                                k.pool->out + pi * k.ohw, &bp, k.pool, reg);
                 d = cache + pi * k.hw;
             } else {
-                d = blk_dy(m, &k, pl, i, c, dy, sdy, reg);
+                d = blk_dy(m, &k, pl, i, c, dy, sdy, reg, 1);
                 if (cache)      /* kept for the second pass */
                     d = plane_copy(cache + pi * k.hw, d, k.hw);
             }
@@ -581,8 +679,9 @@ void tr_plan_block_backward(struct tr_model *m, unsigned b, const float *x, unsi
         for (i = 0; i < n; i++) {
             const float *pl = k.conv ? cbuf + i * k.hw : blk_plane(m, &k, x, i, c, NULL, NULL);
             float *dst = k.conv ? cbuf + i * k.hw : dx + ((size_t)i * k.C + c) * k.hw;
-            const float *d = cache ? cache + ((size_t)i * k.C + c) * k.hw
-                                   : blk_dy(m, &k, pl, i, c, dy, sdy, reg);
+            const float *d = cache    ? cache + ((size_t)i * k.C + c) * k.hw
+                           : k.keeps ? blk_dy_kept(m, &k, i, c, dy, reg)
+                                     : blk_dy(m, &k, pl, i, c, dy, sdy, reg, 0);
             tr_bn2d_plane_dx(dst, d, pl, k.hw, mean, invstd, kc, cnt, dbeta, dgamma);
         }
         if (k.conv)
@@ -622,29 +721,21 @@ void tr_plan_stream_forward(struct tr_model *m, unsigned i, const float *x, unsi
     }
 }
 
-/* dw[o][:] from +0 adding dy[s][o] * x_s[:], db[o] adding dy[s][o], samples
- * ascending: tr_linear_backward's order, one sample's input at a time */
-void tr_plan_stream_backward(struct tr_model *m, unsigned i, const float *x, unsigned n,
-                             const float *dy)
+/* The stream's bias gradient, db[o] adding dy[s][o] for the samples in
+ * order (tr_linear_backward's), and its weight gradient zeroed: the block's
+ * backward, which makes the pool's output planes again anyway, adds each
+ * one's products (stream_dw) */
+void tr_plan_stream_backward(struct tr_model *m, unsigned i, unsigned n, const float *dy)
 {
     const struct tr_layer *l = &m->layer[i];
     const size_t in = l->in_c, out = l->out_c;
-    float *dw = m->grads + l->p_off, *db = dw + out * in, *xl = m->scratch;
-    struct blk k;
+    float *dw = m->grads + l->p_off, *db = dw + out * in;
     size_t o, j;
     unsigned s;
 
-    blk_get(&k, m, stream_block(m, i), x);
     for (j = 0; j < out * in + out; j++)
         dw[j] = 0.0f;
-    for (s = 0; s < n; s++) {
-        stream_input(xl, m, &k, x, s, 1);
-        for (o = 0; o < out; o++) {
-            const float g = dy[(size_t)s * out + o];
-            float *row = dw + o * in;
-            db[o] += g;
-            for (j = 0; j < in; j++)
-                row[j] += g * xl[j];
-        }
-    }
+    for (s = 0; s < n; s++)
+        for (o = 0; o < out; o++)
+            db[o] += dy[(size_t)s * out + o];
 }

@@ -40,7 +40,8 @@ void tr_plan_block_backward(struct tr_model *m, unsigned b, const float *x, unsi
                             const float *dy, const float *sdy, float *dx);
 void tr_plan_stream_forward(struct tr_model *m, unsigned i, const float *x, unsigned n,
                             int train);
-void tr_plan_stream_backward(struct tr_model *m, unsigned i, const float *x, unsigned n,
-                             const float *dy);
+/* the stream's bias gradient; its weight gradient is zeroed here and made
+ * by the block's backward, which runs next */
+void tr_plan_stream_backward(struct tr_model *m, unsigned i, unsigned n, const float *dy);
 
 #endif /* TR_MODEL_PLAN_H */

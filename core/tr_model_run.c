@@ -270,7 +270,7 @@ int tr_model_backward(struct tr_model *m)
             }
             break;
         case TR_ROLE_STREAM:           /* its input gradient stays virtual */
-            tr_plan_stream_backward(m, i, m->input, n, dout);
+            tr_plan_stream_backward(m, i, n, dout);
             sdy = dout;
             din = NULL;
             break;
