@@ -557,6 +557,36 @@ static void plane_dw_k5(float *dwc, const float *xp, const float *g, unsigned OH
 #define TR_PLANE_MVE 0
 #endif
 
+/* four floats moved as one aggregate: a load-multiple and a
+ * store-multiple on Arm (C99 6.5: an aggregate with float members may
+ * access floats) */
+struct tr_f4 {
+    float v[4];
+};
+
+/* n floats from s to d: four at a time, then the rest */
+static void copy_floats(float *restrict d, const float *restrict s, size_t n)
+{
+    size_t w;
+
+    for (w = 0; w + 4 <= n; w += 4)
+        *(struct tr_f4 *)(void *)(d + w) = *(const struct tr_f4 *)(const void *)(s + w);
+    for (; w < n; w++)
+        d[w] = s[w];
+}
+
+/* n floats of d +0: four at a time, then the rest */
+static void zero_floats(float *d, size_t n)
+{
+    static const struct tr_f4 zero4;
+    size_t w;
+
+    for (w = 0; w + 4 <= n; w += 4)
+        *(struct tr_f4 *)(void *)(d + w) = zero4;
+    for (; w < n; w++)
+        d[w] = 0.0f;
+}
+
 /* one channel (H, W) into its padded plane */
 static void pad_plane(float *restrict xp, const float *restrict xs, size_t H, size_t W,
                       size_t P)
@@ -564,17 +594,14 @@ static void pad_plane(float *restrict xp, const float *restrict xs, size_t H, si
     const size_t Wp = W + 2 * P;
     size_t h, w;
 
-    for (w = 0; w < P * Wp; w++)              /* top rows */
-        xp[w] = 0.0f;
+    zero_floats(xp, P * Wp + P);                  /* top rows, first row's left */
     for (h = 0; h < H; h++) {
-        float *r = xp + (P + h) * Wp;
-        for (w = 0; w < P; w++)
-            r[w] = r[P + W + w] = 0.0f;
-        for (w = 0; w < W; w++)
-            r[P + w] = xs[h * W + w];
+        float *r = xp + (P + h) * Wp + P;
+        copy_floats(r, xs + h * W, W);
+        for (w = 0; h + 1 < H && w < 2 * P; w++)  /* this row's right, the next's left */
+            r[W + w] = 0.0f;
     }
-    for (w = (P + H) * Wp; w < (H + 2 * P) * Wp; w++)  /* bottom rows */
-        xp[w] = 0.0f;
+    zero_floats(xp + (P + H - 1) * Wp + P + W, P + P * Wp);  /* last right, bottom rows */
 }
 
 /* Written out so the compiler keeps every accumulator in a register (a
