@@ -750,10 +750,11 @@ TR_TILE void tile_rows(float *restrict c, const float *restrict a, const float *
  *     accumulators taking step k before step k+1; 5 rows and the loop are 91
  *     instructions per 40 multiply-adds (2.275).
  *   - 6 rows leave no registers for a second B row: accumulators s8-s31,
- *     the B row s0-s3, the A value s4, products s5-s7, one k step per loop
- *     turn: 58 instructions per 24 multiply-adds (2.42). Only a block of
- *     exactly 6 rows takes it. Each assembly string stays under the 4095
- *     characters C99 promises (clang -pedantic checks). */
+ *     the B row s0-s3, the A value s4, products s5-s7; the step written
+ *     twice per loop turn (VFP_LOOP_X2): 114 instructions per 48
+ *     multiply-adds (2.375). Only a block of exactly 6 rows takes it.
+ *   Each assembly string stays under the 4095 characters C99 promises (GCC
+ *   and clang -pedantic check). */
 #define VFP_ROW(ai, x0, x1, x2, x3)                                           \
     "vldmia %[" ai "]!, {s4}\n\t"                                             \
     "vmul.f32 s5, s4, s0\n\t"                                                 \
@@ -864,14 +865,7 @@ static const float tr_zero24[24];
               "s19", "s20", "s21", "s22", "s23", "s24", "s25", "s26", "s27",  \
               "s28", "s29", "s30", "s31", "cc", "memory");                    \
     }
-/* k loops: one step per turn; two steps per turn, then the odd one */
-#define VFP_LOOP1(STEP)                                                       \
-    "movs %[t], %[k]\n\t"                                                     \
-    "beq 5f\n"                                                                \
-    "3:\n\t"                                                                  \
-    STEP                                                                      \
-    "subs %[t], %[t], #1\n\t"                                                 \
-    "bne 3b\n\t"
+/* k loop: two steps per turn, then the odd one */
 #define VFP_LOOP2(PAIR, SINGLE)                                               \
     "lsrs %[t], %[k], #1\n\t"                                                 \
     "beq 4f\n"                                                                \
@@ -883,7 +877,21 @@ static const float tr_zero24[24];
     "tst %[k], #1\n\t"                                                        \
     "beq 5f\n\t"                                                              \
     SINGLE
-VFP_TILE(tile_vfp6, VFP_C6, "s8-s31", VFP_LOOP1(VFP_B VFP_ROWS6))
+/* one step written twice per turn, (k + 1) / 2 turns: an odd k starts at
+ * the second copy */
+#define VFP_LOOP_X2(STEP)                                                     \
+    "adds %[t], %[k], #1\n\t"                                                \
+    "lsrs %[t], %[t], #1\n\t"                                                \
+    "beq 5f\n\t"                                                             \
+    "tst %[k], #1\n\t"                                                       \
+    "bne 6f\n"                                                                \
+    "3:\n\t"                                                                 \
+    STEP                                                                      \
+    "6:\n\t"                                                                 \
+    STEP                                                                      \
+    "subs %[t], %[t], #1\n\t"                                                \
+    "bne 3b\n\t"
+VFP_TILE(tile_vfp6, VFP_C6, "s8-s31", VFP_LOOP_X2(VFP_B VFP_ROWS6))
 VFP_TILE(tile_vfp5, VFP_CX5, "s12-s31",
          VFP_LOOP2(VFP_B2 VFP_XROWS5(VFP_PROW), VFP_B VFP_XROWS5(VFP_SROW)))
 VFP_TILE(tile_vfp4, VFP_CX4, "s12-s27",
@@ -892,8 +900,9 @@ VFP_TILE(tile_vfp4, VFP_CX4, "s12-s27",
 /* ---- the same for transposed A (K, M): a k step's values of the tile's
  * rows are consecutive, so one load-multiple takes them all: the B row
  * s0-s3, the A values s4-s8, products s9 and s10, accumulators from s12.
- * One k step per loop turn (two would not fit one assembly string): 5 rows
- * take 46 instructions per 20 multiply-adds (2.3), 4 rows 38 per 16. */
+ * Two k steps per loop turn, the same registers loaded again for the
+ * second (an odd k enters the first turn at its second step): 5 rows take
+ * 90 instructions per 40 multiply-adds (2.25), 4 rows 74 per 32. */
 #define VFP_TROW(av, x0, x1, x2, x3)                                          \
     "vmul.f32 s9, " av ", s0\n\t"                                             \
     "vmul.f32 s10, " av ", s1\n\t"                                            \
@@ -934,7 +943,7 @@ VFP_TILE(tile_vfp4, VFP_CX4, "s12-s27",
             "ldr %[t], [%[args], #12]\n\t"                                    \
             "vldmia %[t], {" ACCS "}\n"                                       \
             "2:\n\t"                                                          \
-            VFP_LOOP1(STEP)                                                   \
+            VFP_LOOP_X2(STEP)                                                 \
             "5:\n\t"                                                          \
             CROWS("vstmia")                                                   \
             : [ap] "+r"(a), [b] "+r"(b), [t] "=&r"(t), [t2] "=&r"(t2)         \
