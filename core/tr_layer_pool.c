@@ -618,17 +618,20 @@ void tr_maxpool2d_plane_keep(float *t, float *y, uint8_t *arg, const float *dy,
     for (oh = 0; oh < OH; oh++) {
         float *t0 = t + 2u * oh * W, *t1 = t0 + W;
         for (ow = 0; ow < OW; ow++, t0 += 2, t1 += 2) {
-            float m = t0[0];
+            float m = t0[0], *p = t0;
             unsigned a = 0;
-            if (t0[1] > m) { m = t0[1]; a = 1; }
-            if (t1[0] > m) { m = t1[0]; a = 2; }
-            if (t1[1] > m) { m = t1[1]; a = 3; }
-            if (relu && !(m > 0.0f))
-                a = TR_POOL_SHUT;
+            if (t0[1] > m) { m = t0[1]; p = t0 + 1; a = 1; }
+            if (t1[0] > m) { m = t1[0]; p = t1; a = 2; }
+            if (t1[1] > m) { m = t1[1]; p = t1 + 1; a = 3; }
             if (y)
                 y[oh * OW + ow] = m;
+            t0[0] = t0[1] = t1[0] = t1[1] = 0.0f;
+            if (relu && !(m > 0.0f)) {
+                arg[oh * OW + ow] = (uint8_t)TR_POOL_SHUT;
+                continue;
+            }
             arg[oh * OW + ow] = (uint8_t)a;
-            window_route(t0, t1, a, dy[oh * OW + ow]);
+            *p = dy[oh * OW + ow];
         }
     }
     route_edges(t, l);
