@@ -189,15 +189,17 @@ void tr_maxpool2d_bn_forward_plane_arg(float *y, uint8_t *arg, const float *x,
 void tr_maxpool2d_backward_plane_arg(float *dx, const float *dy, const uint8_t *arg,
                                      const float *y, const struct tr_layer *l, int relu);
 
-/* For a 2x2 stride-2 pool, the lean plan's backward: on the plane t (H, W)
- * the pool reads, each window's max into y (unless NULL) and its argmax
- * into arg (0..3 as above, TR_POOL_SHUT where relu's gate is shut), and dx
- * written over t: the bits of tr_maxpool2d_forward followed by
- * tr_maxpool2d_backward_plane (dx == t). tr_maxpool2d_plane_route makes
- * the same dx (H, W) again from dy and those bytes alone. */
+/* For a 2x2 stride-2 pool, the lean plan's backward: from the plane x
+ * (H, W) the BN map bn makes the pool's input of, each window's max into
+ * y (unless NULL), its argmax into arg (0..3 as above, TR_POOL_SHUT where
+ * the ReLU's gate is shut) and dx (H, W, not overlapping x): the bits of
+ * tr_maxpool2d_bn_backward_plane, with no plane written in between.
+ * tr_maxpool2d_plane_route makes the same dx again from dy and those
+ * bytes alone. */
 #define TR_POOL_SHUT 4u
-void tr_maxpool2d_plane_keep(float *t, float *y, uint8_t *arg, const float *dy,
-                             const struct tr_layer *l, int relu);
+void tr_maxpool2d_bn_plane_keep(float *dx, float *y, uint8_t *arg, const float *x,
+                                const float *dy, const struct tr_bn_plane *bn,
+                                const struct tr_layer *l);
 void tr_maxpool2d_plane_route(float *dx, const float *dy, const uint8_t *arg,
                               const struct tr_layer *l);
 

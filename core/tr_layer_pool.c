@@ -193,6 +193,35 @@ static void bn_backward_plane_parts(float *dx, const float *dy, const float *x,
     tr_maxpool2d_backward_plane(dx, dy, t, y, l, bn->relu);
 }
 
+/* BN [ReLU] of one input: tr_bn2d_plane_apply's expression */
+static inline float bn_value(float v, const struct tr_bn_plane *bn)
+{
+    const float r = (v - bn->mean) * bn->invstd * bn->g + bn->b;
+
+    return bn->relu && !(r > 0.0f) ? 0.0f : r;
+}
+
+/* The 2x2 window at x0 (row x0, the row below at x0 + W) made by the BN
+ * plane's map: its max in *m, found as tr_maxpool2d_forward finds it (the
+ * first value greater than all before it), the argmax's index (0..3,
+ * row-major) returned and its offset from x0 in *off (0, 1, W, W + 1) */
+static inline unsigned bn_window_max(float *m, size_t *off, const float *x0, size_t W,
+                                     const struct tr_bn_plane *bn)
+{
+    const float e1 = bn_value(x0[1], bn), e2 = bn_value(x0[W], bn);
+    const float e3 = bn_value(x0[W + 1], bn);
+    float v = bn_value(x0[0], bn);
+    unsigned a = 0;
+    size_t o = 0;
+
+    if (e1 > v) { v = e1; a = 1; o = 1; }
+    if (e2 > v) { v = e2; a = 2; o = W; }
+    if (e3 > v) { v = e3; a = 3; o = W + 1; }
+    *m = v;
+    *off = o;
+    return a;
+}
+
 /* ---- the 2x2 stride-2 rows: one #if chooses their implementation ------
  * AVX-512: 16 windows at a time. A row pair's inputs are loaded whole
  * (masked loads: nothing past the 2*ow_n inputs of each row is read),
@@ -490,10 +519,34 @@ static void pool2_row_inplace(float *restrict t0, float *restrict t1,
 }
 
 
+/* y (OH, OW) and, unless NULL, the argmax bytes of 2x2 stride-2 windows
+ * over the plane the BN map makes of x, in one pass: no plane written */
+static void pool2_bn_forward(float *y, uint8_t *arg, const float *x,
+                             const struct tr_bn_plane *bnp, const struct tr_layer *l)
+{
+    const struct tr_bn_plane bn = *bnp;   /* a local copy: stores cannot alias it */
+    const size_t W = l->in_w;
+    const unsigned OH = l->out_h, OW = l->out_w;
+    unsigned oh, ow;
+    size_t off;
+
+    for (oh = 0; oh < OH; oh++) {
+        const float *x0 = x + 2u * oh * W;
+        for (ow = 0; ow < OW; ow++, x0 += 2) {
+            const unsigned a = bn_window_max(y + (size_t)oh * OW + ow, &off, x0, W, &bn);
+            if (arg)
+                arg[(size_t)oh * OW + ow] = (uint8_t)a;
+        }
+    }
+}
+
 void tr_maxpool2d_bn_forward_plane(float *y, const float *x, const struct tr_bn_plane *bn,
                                    const struct tr_layer *l, float *t)
 {
-    bn_forward_plane_parts(y, x, bn, l, t);
+    if (tr_maxpool2d_in_place(l))
+        pool2_bn_forward(y, NULL, x, bn, l);
+    else
+        bn_forward_plane_parts(y, x, bn, l, t);
 }
 
 void tr_maxpool2d_bn_backward_plane(float *dx, const float *dy, const float *x,
@@ -501,27 +554,6 @@ void tr_maxpool2d_bn_backward_plane(float *dx, const float *dy, const float *x,
                                     const struct tr_layer *l, float *t)
 {
     bn_backward_plane_parts(dx, dy, x, y, bn, l, t);
-}
-
-/* the 2x2 windows' argmax from their plane t: the index (0..3, row-major
- * in the window) of the first element greater than all before it, the
- * element whose bits the forward's max has (a later one equal to it was
- * never greater; a NaN max is the first element's) */
-static void pool2_argmax_plain(uint8_t *arg, const float *t, const struct tr_layer *l)
-{
-    const unsigned W = l->in_w, OH = l->out_h, OW = l->out_w;
-    unsigned oh, ow;
-
-    for (oh = 0; oh < OH; oh++)
-        for (ow = 0; ow < OW; ow++) {
-            const float *e = t + 2u * oh * W + 2u * ow;
-            float m = e[0];
-            uint8_t a = 0;
-            if (e[1] > m) { m = e[1]; a = 1; }
-            if (e[W] > m) { m = e[W]; a = 2; }
-            if (e[W + 1] > m) a = 3;
-            arg[oh * OW + ow] = a;
-        }
 }
 
 static void pool2_backward_arg_plain(float *dx, const float *dy, const uint8_t *arg,
@@ -546,8 +578,8 @@ void tr_maxpool2d_bn_forward_plane_arg(float *y, uint8_t *arg, const float *x,
                                        const struct tr_bn_plane *bn, const struct tr_layer *l,
                                        float *t)
 {
-    bn_forward_plane_parts(y, x, bn, l, t);
-    pool2_argmax_plain(arg, t, l);
+    (void)t;
+    pool2_bn_forward(y, arg, x, bn, l);
 }
 
 void tr_maxpool2d_backward_plane_arg(float *dx, const float *dy, const uint8_t *arg,
@@ -581,12 +613,11 @@ void tr_maxpool2d_backward_plane(float *dx, const float *dy, const float *x, con
 }
 
 /* ---- the lean plan's kept windows (2x2 stride 2) ----------------------
- * One pass over the BN plane t finds each window's max and argmax as
- * tr_maxpool2d_forward does (the first element greater than all before
- * it), keeps the argmax (TR_POOL_SHUT where the ReLU's gate is shut: the
- * max is not > 0) and writes dx over t: dy at the argmax, +0 elsewhere,
- * the bits of tr_maxpool2d_backward_plane with dx == t. The second pass
- * routes dy again from the bytes alone. */
+ * The first pass makes each window's BN values from x (bn_window_max),
+ * keeps its argmax (TR_POOL_SHUT where the ReLU's gate is shut: the max is
+ * not > 0) and writes dx: dy at the argmax, +0 elsewhere, the bits of
+ * tr_maxpool2d_bn_backward_plane. The second pass routes dy again from the
+ * bytes alone. */
 
 /* a window's four elements +0, then dy at its argmax a (none if shut) */
 static void window_route(float *d0, float *d1, unsigned a, float g)
@@ -609,32 +640,35 @@ static void route_edges(float *dx, const struct tr_layer *l)
         dx[w] = 0.0f;
 }
 
-void tr_maxpool2d_plane_keep(float *t, float *y, uint8_t *arg, const float *dy,
-                             const struct tr_layer *l, int relu)
+void tr_maxpool2d_bn_plane_keep(float *dx, float *y, uint8_t *arg, const float *x,
+                                const float *dy, const struct tr_bn_plane *bnp,
+                                const struct tr_layer *l)
 {
-    const unsigned W = l->in_w, OH = l->out_h, OW = l->out_w;
+    const struct tr_bn_plane bn = *bnp;   /* a local copy: stores cannot alias it */
+    const size_t W = l->in_w;
+    const unsigned OH = l->out_h, OW = l->out_w;
     unsigned oh, ow;
 
     for (oh = 0; oh < OH; oh++) {
-        float *t0 = t + 2u * oh * W, *t1 = t0 + W;
-        for (ow = 0; ow < OW; ow++, t0 += 2, t1 += 2) {
-            float m = t0[0], *p = t0;
-            unsigned a = 0;
-            if (t0[1] > m) { m = t0[1]; p = t0 + 1; a = 1; }
-            if (t1[0] > m) { m = t1[0]; p = t1; a = 2; }
-            if (t1[1] > m) { m = t1[1]; p = t1 + 1; a = 3; }
+        const float *x0 = x + 2u * oh * W;
+        float *d0 = dx + 2u * oh * W;
+        for (ow = 0; ow < OW; ow++, x0 += 2, d0 += 2) {
+            const size_t q = (size_t)oh * OW + ow;
+            size_t off;
+            float m;
+            const unsigned a = bn_window_max(&m, &off, x0, W, &bn);
             if (y)
-                y[oh * OW + ow] = m;
-            t0[0] = t0[1] = t1[0] = t1[1] = 0.0f;
-            if (relu && !(m > 0.0f)) {
-                arg[oh * OW + ow] = (uint8_t)TR_POOL_SHUT;
+                y[q] = m;
+            d0[0] = d0[1] = d0[W] = d0[W + 1] = 0.0f;
+            if (bn.relu && !(m > 0.0f)) {
+                arg[q] = (uint8_t)TR_POOL_SHUT;
                 continue;
             }
-            arg[oh * OW + ow] = (uint8_t)a;
-            *p = dy[oh * OW + ow];
+            arg[q] = (uint8_t)a;
+            d0[off] = dy[q];
         }
     }
-    route_edges(t, l);
+    route_edges(dx, l);
 }
 
 void tr_maxpool2d_plane_route(float *dx, const float *dy, const uint8_t *arg,

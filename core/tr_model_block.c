@@ -242,16 +242,15 @@ static void blk_bn(struct tr_bn_plane *p, const struct tr_model *m, const struct
     p->relu = k->relu;
 }
 
-/* pool output plane y (OH, OW) of input plane pl: BN [ReLU] into t, pool
- * (the lean plan's and evaluation's form; the fast plan's training blocks
- * make the plane in registers, block_forward_samples) */
+/* pool output plane y (OH, OW) of input plane pl, t (hw) its scratch
+ * (the lean plan's and evaluation's form) */
 static void blk_pool_plane(float *y, float *t, const float *pl, const struct tr_model *m,
                            const struct blk *k, unsigned c, float mean, float invstd)
 {
-    const float *gb = m->params + k->bn->p_off;
+    struct tr_bn_plane bp;
 
-    tr_bn2d_plane_apply(t, pl, k->hw, mean, invstd, gb[c], gb[k->C + c], k->relu);
-    tr_maxpool2d_forward(y, t, &k->one, 1);
+    blk_bn(&bp, m, k, c, mean, invstd);
+    tr_maxpool2d_bn_forward_plane(y, pl, &bp, &k->one, t);
 }
 
 /* ---- block forward --------------------------------------------------- */
@@ -488,16 +487,16 @@ static const float *blk_dy(struct tr_model *m, const struct blk *k, const float 
     float *t = reg, *yp = t + k->hw, *dyb = inpl ? t : yp + k->ohw;
     float *gp = k->keeps ? blk_kept_grad(m, k, i) : inpl ? yp + k->ohw : dyb + k->hw;
     const float *g = dy ? dy + ((size_t)i * k->C + c) * k->ohw : gp;
-    const float *gb = m->params + k->bn->p_off;
+    struct tr_bn_plane bp;
 
-    tr_bn2d_plane_apply(t, pl, k->hw, k->bn->save[c], k->bn->save[k->C + c], gb[c],
-                        gb[k->C + c], k->relu);
+    blk_bn(&bp, m, k, c, k->bn->save[c], k->bn->save[k->C + c]);
     if (dy == NULL)
         stream_grad(gp, m, k, sdy, i, c);
     if (k->keeps && first) {
-        tr_maxpool2d_plane_keep(t, k->lin ? yp : NULL, blk_kept_args(m, k, i), g, &k->one,
-                                k->relu);
+        tr_maxpool2d_bn_plane_keep(dyb, k->lin ? yp : NULL, blk_kept_args(m, k, i), pl, g, &bp,
+                                   &k->one);
     } else {
+        tr_bn2d_plane_apply(t, pl, k->hw, bp.mean, bp.invstd, bp.g, bp.b, bp.relu);
         tr_maxpool2d_forward(yp, t, &k->one, 1);
         tr_maxpool2d_backward_plane(dyb, g, t, yp, k->pool, k->relu);
     }
