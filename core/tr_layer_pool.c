@@ -193,33 +193,25 @@ static void bn_backward_plane_parts(float *dx, const float *dy, const float *x,
     tr_maxpool2d_backward_plane(dx, dy, t, y, l, bn->relu);
 }
 
-/* BN [ReLU] of one input: tr_bn2d_plane_apply's expression */
-static inline float bn_value(float v, const struct tr_bn_plane *bn)
+/* ---- the lean plan's kept windows (2x2 stride 2) ----------------------
+ * The first pass makes each window's BN values from x (16 windows at a
+ * time with AVX-512, chunk_keep; one at a time, bn_window_max, else), keeps
+ * its argmax (TR_POOL_SHUT where the ReLU's gate is shut: the max is
+ * not > 0) and writes dx: dy at the argmax, +0 elsewhere, the bits of
+ * tr_maxpool2d_bn_backward_plane. The second pass routes dy again from the
+ * bytes alone. */
+
+/* the columns and the row no window covers (odd W or H): +0 */
+static void route_edges(float *dx, const struct tr_layer *l)
 {
-    const float r = (v - bn->mean) * bn->invstd * bn->g + bn->b;
+    const unsigned H = l->in_h, W = l->in_w, OH = l->out_h, OW = l->out_w;
+    unsigned oh, w;
 
-    return bn->relu && !(r > 0.0f) ? 0.0f : r;
-}
-
-/* The 2x2 window at x0 (row x0, the row below at x0 + W) made by the BN
- * plane's map: its max in *m, found as tr_maxpool2d_forward finds it (the
- * first value greater than all before it), the argmax's index (0..3,
- * row-major) returned and its offset from x0 in *off (0, 1, W, W + 1) */
-static inline unsigned bn_window_max(float *m, size_t *off, const float *x0, size_t W,
-                                     const struct tr_bn_plane *bn)
-{
-    const float e1 = bn_value(x0[1], bn), e2 = bn_value(x0[W], bn);
-    const float e3 = bn_value(x0[W + 1], bn);
-    float v = bn_value(x0[0], bn);
-    unsigned a = 0;
-    size_t o = 0;
-
-    if (e1 > v) { v = e1; a = 1; o = 1; }
-    if (e2 > v) { v = e2; a = 2; o = W; }
-    if (e3 > v) { v = e3; a = 3; o = W + 1; }
-    *m = v;
-    *off = o;
-    return a;
+    for (oh = 0; W > 2u * OW && oh < OH; oh++)
+        for (w = 2u * OW; w < W; w++)
+            dx[2u * oh * W + w] = dx[(2u * oh + 1u) * W + w] = 0.0f;
+    for (w = 2u * OH * W; w < H * W; w++)
+        dx[w] = 0.0f;
 }
 
 /* ---- the 2x2 stride-2 rows: one #if chooses their implementation ------
@@ -350,42 +342,49 @@ static void pool2_row_inplace(float *restrict t0, float *restrict t1,
     pool2_row_bwd(t0, t1, t0, t1, y, dy, ow_n, relu, NULL);
 }
 
-/* 16 windows (masks lo, hi of their inputs, win of themselves) of a row
- * pair x0, x1 through BN: their max to y, their argmax to arg */
+/* 16 windows (masks lo, hi of their inputs) of a row pair x0, x1 through
+ * BN: their max in *m, their argmax (0..3) returned */
+static __m512i chunk_max_arg(__m512 *m, const float *x0, const float *x1, __mmask16 lo,
+                             __mmask16 hi, const struct tr_bn_plane *bn)
+{
+    __mmask16 gt;
+    __m512 r[4], v, mx;
+    __m512i a = _mm512_setzero_si512();
+
+    pool2_load(r, x0, x1, 0, lo, hi, bn);
+    mx = _mm512_permutex2var_ps(r[0], EVEN_IDX, r[1]);
+    v = _mm512_permutex2var_ps(r[0], ODD_IDX, r[1]);
+    gt = _mm512_cmp_ps_mask(v, mx, _CMP_GT_OS);
+    mx = _mm512_mask_blend_ps(gt, mx, v);
+    a = _mm512_mask_mov_epi32(a, gt, _mm512_set1_epi32(1));
+    v = _mm512_permutex2var_ps(r[2], EVEN_IDX, r[3]);
+    gt = _mm512_cmp_ps_mask(v, mx, _CMP_GT_OS);
+    mx = _mm512_mask_blend_ps(gt, mx, v);
+    a = _mm512_mask_mov_epi32(a, gt, _mm512_set1_epi32(2));
+    v = _mm512_permutex2var_ps(r[2], ODD_IDX, r[3]);
+    gt = _mm512_cmp_ps_mask(v, mx, _CMP_GT_OS);
+    mx = _mm512_mask_blend_ps(gt, mx, v);
+    *m = mx;
+    return _mm512_mask_mov_epi32(a, gt, _mm512_set1_epi32(3));
+}
+
+/* the same, their max to y and their argmax to arg (win: the windows) */
 static void chunk_fwd_arg(float *y, uint8_t *arg, const float *x0, const float *x1,
                           __mmask16 lo, __mmask16 hi, __mmask16 win,
                           const struct tr_bn_plane *bn)
 {
-    __mmask16 gt;
-    __m512 r[4], v, m;
-    __m512i a = _mm512_setzero_si512();
+    __m512 m;
+    const __m512i a = chunk_max_arg(&m, x0, x1, lo, hi, bn);
 
-    pool2_load(r, x0, x1, 0, lo, hi, bn);
-    m = _mm512_permutex2var_ps(r[0], EVEN_IDX, r[1]);
-    v = _mm512_permutex2var_ps(r[0], ODD_IDX, r[1]);
-    gt = _mm512_cmp_ps_mask(v, m, _CMP_GT_OS);
-    m = _mm512_mask_blend_ps(gt, m, v);
-    a = _mm512_mask_mov_epi32(a, gt, _mm512_set1_epi32(1));
-    v = _mm512_permutex2var_ps(r[2], EVEN_IDX, r[3]);
-    gt = _mm512_cmp_ps_mask(v, m, _CMP_GT_OS);
-    m = _mm512_mask_blend_ps(gt, m, v);
-    a = _mm512_mask_mov_epi32(a, gt, _mm512_set1_epi32(2));
-    v = _mm512_permutex2var_ps(r[2], ODD_IDX, r[3]);
-    gt = _mm512_cmp_ps_mask(v, m, _CMP_GT_OS);
-    m = _mm512_mask_blend_ps(gt, m, v);
-    a = _mm512_mask_mov_epi32(a, gt, _mm512_set1_epi32(3));
     _mm512_mask_storeu_ps(y, win, m);
     _mm512_mask_cvtepi32_storeu_epi8(arg, win, a);
 }
 
-/* 16 windows' gradients from their argmax: dy where it points (through
- * the gate), +0 elsewhere, interleaved back into rows d0, d1 */
-static void chunk_bwd_arg(float *d0, float *d1, const uint8_t *arg, const float *y,
-                          const float *dy, __mmask16 lo, __mmask16 hi, __mmask16 win, int relu)
+/* 16 windows' gradients: g where argmax a points in the windows of gate,
+ * +0 elsewhere, interleaved back into rows d0, d1 */
+static void chunk_route(float *d0, float *d1, __m512i a, __m512 g, __mmask16 gate,
+                        __mmask16 lo, __mmask16 hi)
 {
-    const __m512i a = _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(win, arg));
-    const __m512 m = _mm512_maskz_loadu_ps(win, y), g = _mm512_maskz_loadu_ps(win, dy);
-    const __mmask16 gate = relu ? _mm512_cmp_ps_mask(m, _mm512_setzero_ps(), _CMP_GT_OS) : win;
     const __m512 d00 = _mm512_maskz_mov_ps(_mm512_mask_cmpeq_epi32_mask(gate, a, _mm512_set1_epi32(0)), g);
     const __m512 d01 = _mm512_maskz_mov_ps(_mm512_mask_cmpeq_epi32_mask(gate, a, _mm512_set1_epi32(1)), g);
     const __m512 d10 = _mm512_maskz_mov_ps(_mm512_mask_cmpeq_epi32_mask(gate, a, _mm512_set1_epi32(2)), g);
@@ -395,6 +394,75 @@ static void chunk_bwd_arg(float *d0, float *d1, const uint8_t *arg, const float 
     _mm512_mask_storeu_ps(d0 + 16, hi, _mm512_permutex2var_ps(d00, ILV_HI, d01));
     _mm512_mask_storeu_ps(d1, lo, _mm512_permutex2var_ps(d10, ILV_LO, d11));
     _mm512_mask_storeu_ps(d1 + 16, hi, _mm512_permutex2var_ps(d10, ILV_HI, d11));
+}
+
+/* 16 windows' gradients from their argmax: dy where it points (through
+ * the gate), +0 elsewhere */
+static void chunk_bwd_arg(float *d0, float *d1, const uint8_t *arg, const float *y,
+                          const float *dy, __mmask16 lo, __mmask16 hi, __mmask16 win, int relu)
+{
+    const __m512i a = _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(win, arg));
+    const __m512 m = _mm512_maskz_loadu_ps(win, y), g = _mm512_maskz_loadu_ps(win, dy);
+    const __mmask16 gate = relu ? _mm512_cmp_ps_mask(m, _mm512_setzero_ps(), _CMP_GT_OS) : win;
+
+    chunk_route(d0, d1, a, g, gate, lo, hi);
+}
+
+/* the lean plan's first pass over 16 windows (tr_maxpool2d_bn_plane_keep):
+ * max to y (unless NULL), argmax or TR_POOL_SHUT to arg, dx rows d0, d1 */
+static void chunk_keep(float *d0, float *d1, float *y, uint8_t *arg, const float *x0,
+                       const float *x1, const float *dy, __mmask16 lo, __mmask16 hi,
+                       __mmask16 win, const struct tr_bn_plane *bn)
+{
+    __m512 m;
+    const __m512i a = chunk_max_arg(&m, x0, x1, lo, hi, bn);
+    const __mmask16 gate =
+        bn->relu ? _mm512_mask_cmp_ps_mask(win, m, _mm512_setzero_ps(), _CMP_GT_OS) : win;
+
+    if (y)
+        _mm512_mask_storeu_ps(y, win, m);
+    _mm512_mask_cvtepi32_storeu_epi8(
+        arg, win, _mm512_mask_mov_epi32(_mm512_set1_epi32((int)TR_POOL_SHUT), gate, a));
+    chunk_route(d0, d1, a, _mm512_maskz_loadu_ps(win, dy), gate, lo, hi);
+}
+
+void tr_maxpool2d_bn_plane_keep(float *dx, float *y, uint8_t *arg, const float *x,
+                                const float *dy, const struct tr_bn_plane *bn,
+                                const struct tr_layer *l)
+{
+    const unsigned W = l->in_w, OH = l->out_h, OW = l->out_w;
+    unsigned o, oh;
+
+    for (o = 0; o < OW; o += 16) {
+        __mmask16 lo, hi, win;
+        pool2_masks(&lo, &hi, &win, OW - o < 16 ? OW - o : 16);
+        for (oh = 0; oh < OH; oh++) {
+            const size_t q = (size_t)oh * OW + o, r = 2u * oh * W + 2u * o;
+            chunk_keep(dx + r, dx + r + W, y ? y + q : NULL, arg + q, x + r, x + r + W, dy + q,
+                       lo, hi, win, bn);
+        }
+    }
+    route_edges(dx, l);
+}
+
+void tr_maxpool2d_plane_route(float *dx, const float *dy, const uint8_t *arg,
+                              const struct tr_layer *l)
+{
+    const unsigned W = l->in_w, OH = l->out_h, OW = l->out_w;
+    unsigned o, oh;
+
+    for (o = 0; o < OW; o += 16) {
+        __mmask16 lo, hi, win;
+        pool2_masks(&lo, &hi, &win, OW - o < 16 ? OW - o : 16);
+        for (oh = 0; oh < OH; oh++) {
+            const size_t q = (size_t)oh * OW + o, r = 2u * oh * W + 2u * o;
+            const __m512i a = _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(win, arg + q));
+            const __mmask16 gate =
+                _mm512_mask_cmplt_epi32_mask(win, a, _mm512_set1_epi32((int)TR_POOL_SHUT));
+            chunk_route(dx + r, dx + r + W, a, _mm512_maskz_loadu_ps(win, dy + q), gate, lo, hi);
+        }
+    }
+    route_edges(dx, l);
 }
 
 /* the planes: 16 windows of every row at a time, their masks made once */
@@ -519,6 +587,35 @@ static void pool2_row_inplace(float *restrict t0, float *restrict t1,
 }
 
 
+/* BN [ReLU] of one input: tr_bn2d_plane_apply's expression */
+static inline float bn_value(float v, const struct tr_bn_plane *bn)
+{
+    const float r = (v - bn->mean) * bn->invstd * bn->g + bn->b;
+
+    return bn->relu && !(r > 0.0f) ? 0.0f : r;
+}
+
+/* The 2x2 window at x0 (row x0, the row below at x0 + W) made by the BN
+ * plane's map: its max in *m, found as tr_maxpool2d_forward finds it (the
+ * first value greater than all before it), the argmax's index (0..3,
+ * row-major) returned and its offset from x0 in *off (0, 1, W, W + 1) */
+static inline unsigned bn_window_max(float *m, size_t *off, const float *x0, size_t W,
+                                     const struct tr_bn_plane *bn)
+{
+    const float e1 = bn_value(x0[1], bn), e2 = bn_value(x0[W], bn);
+    const float e3 = bn_value(x0[W + 1], bn);
+    float v = bn_value(x0[0], bn);
+    unsigned a = 0;
+    size_t o = 0;
+
+    if (e1 > v) { v = e1; a = 1; o = 1; }
+    if (e2 > v) { v = e2; a = 2; o = W; }
+    if (e3 > v) { v = e3; a = 3; o = W + 1; }
+    *m = v;
+    *off = o;
+    return a;
+}
+
 /* y (OH, OW) and, unless NULL, the argmax bytes of 2x2 stride-2 windows
  * over the plane the BN map makes of x, in one pass: no plane written */
 static void pool2_bn_forward(float *y, uint8_t *arg, const float *x,
@@ -587,37 +684,6 @@ void tr_maxpool2d_backward_plane_arg(float *dx, const float *dy, const uint8_t *
 {
     pool2_backward_arg_plain(dx, dy, arg, y, l, relu);
 }
-#endif
-
-void tr_maxpool2d_backward_plane(float *dx, const float *dy, const float *x, const float *y,
-                                 const struct tr_layer *l, int relu)
-{
-    const unsigned H = l->in_h, W = l->in_w, OH = l->out_h, OW = l->out_w;
-    struct tr_layer one = *l;
-    unsigned r, oh, w;
-
-    if (!tr_maxpool2d_in_place(l) || dx != x) {
-        one.in_c = one.out_c = 1;
-        pool_backward(dx, dy, x, y, &one, 1, relu);
-        return;
-    }
-    for (r = 0; r < POOL2_PASSES; r++)
-        for (oh = r; oh < OH; oh += POOL2_PASSES) {
-            float *t0 = dx + 2u * oh * W, *t1 = t0 + W;
-            pool2_row_inplace(t0, t1, y + (size_t)oh * OW, dy + (size_t)oh * OW, OW, relu);
-            for (w = 2u * OW; w < W; w++)
-                t0[w] = t1[w] = 0.0f;
-        }
-    for (w = 2u * OH * W; w < H * W; w++)
-        dx[w] = 0.0f;
-}
-
-/* ---- the lean plan's kept windows (2x2 stride 2) ----------------------
- * The first pass makes each window's BN values from x (bn_window_max),
- * keeps its argmax (TR_POOL_SHUT where the ReLU's gate is shut: the max is
- * not > 0) and writes dx: dy at the argmax, +0 elsewhere, the bits of
- * tr_maxpool2d_bn_backward_plane. The second pass routes dy again from the
- * bytes alone. */
 
 /* a window's four elements +0, then dy at its argmax a (none if shut) */
 static void window_route(float *d0, float *d1, unsigned a, float g)
@@ -625,19 +691,6 @@ static void window_route(float *d0, float *d1, unsigned a, float g)
     d0[0] = d0[1] = d1[0] = d1[1] = 0.0f;
     if (a < TR_POOL_SHUT)
         (a < 2u ? d0 : d1)[a & 1u] = g;
-}
-
-/* the columns and the row no window covers (odd W or H): +0 */
-static void route_edges(float *dx, const struct tr_layer *l)
-{
-    const unsigned H = l->in_h, W = l->in_w, OH = l->out_h, OW = l->out_w;
-    unsigned oh, w;
-
-    for (oh = 0; W > 2u * OW && oh < OH; oh++)
-        for (w = 2u * OW; w < W; w++)
-            dx[2u * oh * W + w] = dx[(2u * oh + 1u) * W + w] = 0.0f;
-    for (w = 2u * OH * W; w < H * W; w++)
-        dx[w] = 0.0f;
 }
 
 void tr_maxpool2d_bn_plane_keep(float *dx, float *y, uint8_t *arg, const float *x,
@@ -684,3 +737,28 @@ void tr_maxpool2d_plane_route(float *dx, const float *dy, const uint8_t *arg,
     }
     route_edges(dx, l);
 }
+#endif
+
+void tr_maxpool2d_backward_plane(float *dx, const float *dy, const float *x, const float *y,
+                                 const struct tr_layer *l, int relu)
+{
+    const unsigned H = l->in_h, W = l->in_w, OH = l->out_h, OW = l->out_w;
+    struct tr_layer one = *l;
+    unsigned r, oh, w;
+
+    if (!tr_maxpool2d_in_place(l) || dx != x) {
+        one.in_c = one.out_c = 1;
+        pool_backward(dx, dy, x, y, &one, 1, relu);
+        return;
+    }
+    for (r = 0; r < POOL2_PASSES; r++)
+        for (oh = r; oh < OH; oh += POOL2_PASSES) {
+            float *t0 = dx + 2u * oh * W, *t1 = t0 + W;
+            pool2_row_inplace(t0, t1, y + (size_t)oh * OW, dy + (size_t)oh * OW, OW, relu);
+            for (w = 2u * OW; w < W; w++)
+                t0[w] = t1[w] = 0.0f;
+        }
+    for (w = 2u * OH * W; w < H * W; w++)
+        dx[w] = 0.0f;
+}
+
