@@ -608,9 +608,21 @@ static inline unsigned bn_window_max(float *m, size_t *off, const float *x0, siz
     unsigned a = 0;
     size_t o = 0;
 
-    if (e1 > v) { v = e1; a = 1; o = 1; }
-    if (e2 > v) { v = e2; a = 2; o = W; }
-    if (e3 > v) { v = e3; a = 3; o = W + 1; }
+    int gt;
+
+    /* selects, not branches on the data (conditional moves) */
+    gt = e1 > v;
+    v = gt ? e1 : v;
+    a = gt ? 1u : a;
+    o = gt ? 1u : o;
+    gt = e2 > v;
+    v = gt ? e2 : v;
+    a = gt ? 2u : a;
+    o = gt ? W : o;
+    gt = e3 > v;
+    v = gt ? e3 : v;
+    a = gt ? 3u : a;
+    o = gt ? W + 1u : o;
     *m = v;
     *off = o;
     return a;
@@ -710,15 +722,12 @@ void tr_maxpool2d_bn_plane_keep(float *dx, float *y, uint8_t *arg, const float *
             size_t off;
             float m;
             const unsigned a = bn_window_max(&m, &off, x0, W, &bn);
+            const int shut = bn.relu && !(m > 0.0f);
             if (y)
                 y[q] = m;
             d0[0] = d0[1] = d0[W] = d0[W + 1] = 0.0f;
-            if (bn.relu && !(m > 0.0f)) {
-                arg[q] = (uint8_t)TR_POOL_SHUT;
-                continue;
-            }
-            arg[q] = (uint8_t)a;
-            d0[off] = dy[q];
+            arg[q] = (uint8_t)(shut ? TR_POOL_SHUT : a);
+            d0[off] = shut ? 0.0f : dy[q];
         }
     }
     route_edges(dx, l);
