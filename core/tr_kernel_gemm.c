@@ -40,7 +40,7 @@
 #elif defined(__GNUC__) && (defined(__AVX512F__) || defined(__AVX__) || \
                             defined(__ARM_NEON) || defined(__SSE2__))
 #define TR_GEMM_VEC 1      /* generic vector extension tiles */
-#elif defined(__GNUC__) && defined(__thumb2__) && defined(__ARM_FP) && (__ARM_FP & 4)
+#elif TR_VFP_ASM
 #define TR_GEMM_SCALAR 1   /* scalar FPU tiles, */
 #define TR_GEMM_VFP_ASM 1  /* the 6-row one in Arm VFP assembly (Cortex-M4F, M7, M33) */
 #else

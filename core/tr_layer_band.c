@@ -646,12 +646,89 @@ static void pad_plane(float *restrict xp, const float *restrict xs, size_t H, si
         a0 += w * x4; a1 += w * x5; a2 += w * x6; a3 += w * x7;                  \
     } while (0)
 
+#if TR_VFP_ASM
+/* Blocks of 12 and 8 outputs of a 5x5 stride-1 kernel (plane_blk12_k5 and
+ * plane_blk8_fpu's 5x5 case, below) in VFP assembly: a
+ * kernel row's inputs by one load-multiple (from s16), each weight by a
+ * post-increment load (s12), the sums from s0, products alternating in s13
+ * and s14; the same operations in the same order as the C: per kernel row
+ * of 12 outputs 5 + 120 + 4 instructions, of 8 outputs 5 + 80 + 4. */
+#define VP_MAC(a, x, p) "vmul.f32 " p ", s12, " x "\n\tvadd.f32 " a ", " a ", " p "\n\t"
+#define VP_TAP8(x0, x1, x2, x3, x4, x5, x6, x7)                                   \
+    "vldmia %[w]!, {s12}\n\t"                                                     \
+    VP_MAC("s0", x0, "s13") VP_MAC("s1", x1, "s14") VP_MAC("s2", x2, "s13")        \
+    VP_MAC("s3", x3, "s14") VP_MAC("s4", x4, "s13") VP_MAC("s5", x5, "s14")        \
+    VP_MAC("s6", x6, "s13") VP_MAC("s7", x7, "s14")
+#define VP_TAP12(x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10, x11)               \
+    VP_TAP8(x0, x1, x2, x3, x4, x5, x6, x7)                                        \
+    VP_MAC("s8", x8, "s13") VP_MAC("s9", x9, "s14") VP_MAC("s10", x10, "s13")      \
+    VP_MAC("s11", x11, "s14")
+#define VP_SET8 "vmov.f32 s0, %[b]\n\tvmov.f32 s1, s0\n\tvmov.f32 s2, s0\n\t"       \
+    "vmov.f32 s3, s0\n\tvmov.f32 s4, s0\n\tvmov.f32 s5, s0\n\tvmov.f32 s6, s0\n\t"  \
+    "vmov.f32 s7, s0\n\t"
+#define VP_SET12 VP_SET8 "vmov.f32 s8, s0\n\tvmov.f32 s9, s0\n\tvmov.f32 s10, s0\n\t" \
+    "vmov.f32 s11, s0\n\t"
+#define VP_ROW8                                                                   \
+    VP_TAP8("s16", "s17", "s18", "s19", "s20", "s21", "s22", "s23")               \
+    VP_TAP8("s17", "s18", "s19", "s20", "s21", "s22", "s23", "s24")               \
+    VP_TAP8("s18", "s19", "s20", "s21", "s22", "s23", "s24", "s25")               \
+    VP_TAP8("s19", "s20", "s21", "s22", "s23", "s24", "s25", "s26")               \
+    VP_TAP8("s20", "s21", "s22", "s23", "s24", "s25", "s26", "s27")
+#define VP_ROW12                                                                  \
+    VP_TAP12("s16", "s17", "s18", "s19", "s20", "s21", "s22", "s23", "s24", "s25", "s26", "s27") \
+    VP_TAP12("s17", "s18", "s19", "s20", "s21", "s22", "s23", "s24", "s25", "s26", "s27", "s28") \
+    VP_TAP12("s18", "s19", "s20", "s21", "s22", "s23", "s24", "s25", "s26", "s27", "s28", "s29") \
+    VP_TAP12("s19", "s20", "s21", "s22", "s23", "s24", "s25", "s26", "s27", "s28", "s29", "s30") \
+    VP_TAP12("s20", "s21", "s22", "s23", "s24", "s25", "s26", "s27", "s28", "s29", "s30", "s31")
+/* y (n) = b + the 5x5 taps of IC padded planes from xrow: SET the sums,
+ * the kernel rows' inputs XREGS, ROW their products, SUMS stored */
+#define VP_BLOCK_FN(name, SET, XREGS, ROW, SUMS)                                  \
+    static void name(float *y, const float *xrow, const float *w_oc, float b, unsigned IC, \
+                     size_t plane, size_t Wp)                                     \
+    {                                                                             \
+        const size_t wp4 = Wp * sizeof(float), next4 = (plane - 5 * Wp) * sizeof(float); \
+        const float *x = xrow, *w = w_oc;                                         \
+        size_t rows, ics = IC;                                                    \
+        __asm__ volatile(                                                         \
+            SET                                                                   \
+            "2:\n\t"                                                              \
+            "movs %[rows], #5\n"                                                  \
+            "1:\n\t"                                                              \
+            "vldmia %[x], {" XREGS "}\n\t"                                        \
+            "add %[x], %[x], %[wp4]\n\t"                                          \
+            ROW                                                                   \
+            "subs %[rows], %[rows], #1\n\t"                                       \
+            "bne 1b\n\t"                                                          \
+            "add %[x], %[x], %[next4]\n\t"                                        \
+            "subs %[ics], %[ics], #1\n\t"                                         \
+            "bne 2b\n\t"                                                          \
+            "vstmia %[y], {" SUMS "}\n\t"                                         \
+            : [x] "+r"(x), [w] "+r"(w), [rows] "=&r"(rows), [ics] "+r"(ics)       \
+            : [y] "r"(y), [b] "t"(b), [wp4] "r"(wp4), [next4] "r"(next4)          \
+            : "s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "s10", "s11", \
+              "s12", "s13", "s14", "s16", "s17", "s18", "s19", "s20", "s21", "s22", \
+              "s23", "s24", "s25", "s26", "s27", "s28", "s29", "s30", "s31", "cc",   \
+              "memory");                                                          \
+    }
+VP_BLOCK_FN(plane_blk12_k5, VP_SET12, "s16-s31", VP_ROW12, "s0-s11")
+VP_BLOCK_FN(plane_blk8_k5_vfp, VP_SET8, "s16-s27", VP_ROW8, "s0-s7")
+#undef VP_MAC
+#undef VP_TAP8
+#undef VP_TAP12
+#endif
+
 static void plane_blk8_fpu(float *y, const float *xrow, const float *w_oc, float b,
                            unsigned IC, unsigned K, size_t plane, size_t Wp)
 {
     float a0 = b, a1 = b, a2 = b, a3 = b, a4 = b, a5 = b, a6 = b, a7 = b;
     unsigned ic, ki, kj;
 
+#if TR_VFP_ASM
+    if (K == 5) {
+        plane_blk8_k5_vfp(y, xrow, w_oc, b, IC, plane, Wp);
+        return;
+    }
+#endif
     for (ic = 0; ic < IC; ic++)
         for (ki = 0; ki < K; ki++) {
             const float *xr = xrow + ic * plane + ki * Wp;
@@ -841,6 +918,7 @@ static void plane_dw_k5(float *dwc, const float *xp, const float *g, unsigned OH
 #define plane_blk4 plane_blk4_fpu
 #define plane_dw_k5 plane_dw_k5_fpu
 #define TR_PLANE_BLK12 1
+#if !TR_VFP_ASM  /* (else the assembly block above) */
 /* 12 outputs of a 5x5 kernel on a scalar FPU: a kernel row's 16 inputs
  * and the 12 sums in registers (30 of the 32), each input loaded once per
  * kernel row where blocks of 8 load 12 for 8 outputs. Each output starts
@@ -877,6 +955,7 @@ static void plane_blk12_k5(float *y, const float *xrow, const float *w_oc, float
     y[0] = a0; y[1] = a1; y[2] = a2; y[3] = a3; y[4] = a4; y[5] = a5;
     y[6] = a6; y[7] = a7; y[8] = a8; y[9] = a9; y[10] = a10; y[11] = a11;
 }
+#endif
 #undef TAP12
 #endif
 #ifndef TR_PLANE_BLK12

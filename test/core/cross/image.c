@@ -178,12 +178,13 @@ static int gemm_check(const struct shape *s, int set, int form)
 /* ---- the lean plan's plane kernels against the convolution, bitwise ----
  * One sample, every output plane: tr_conv2d_plane against tr_conv2d_forward,
  * tr_conv2d_plane_dw against tr_conv2d_backward's dw (ic, h, w -> oc, 5x5,
- * stride 1, pad 2). Widths 14 and 10 take the blocks of 8 and 4 and single
- * outputs; scale -8 puts products in the subnormal range, where Helium's
+ * stride 1, pad 2). Widths 14, 10 and 28 take the blocks of 12, 8 and 4
+ * and single outputs, over one and two input channels; scale -8 puts products in the subnormal range, where Helium's
  * blocks must hand over to the scalar FPU. */
 struct plane_shape { uint8_t ic, h, w, oc; int8_t scale; };
 static const struct plane_shape plane_shapes[] = {
     {1, 12, 14, 3, 0}, {2, 7, 10, 2, 0}, {1, 6, 14, 2, -8}, {2, 5, 10, 2, -8},
+    {2, 4, 28, 2, 0},
 };
 
 static int plane_check(const struct plane_shape *c)
