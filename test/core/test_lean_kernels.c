@@ -3,8 +3,9 @@
  * place over x or absent) against tr_conv2d_forward/backward; the one-plane
  * convolution and weight gradient against the same; the one-plane pool
  * backward (in place for 2x2 windows) against tr_maxpool2d_[relu_]backward,
- * the fused BN pool planes against BN's plane map and the pool kernels
- * on data full of ties. Every comparison is bitwise (memcmp). */
+ * the fused BN pool planes (and the lean backward's kept windows: argmax
+ * bytes, then dx routed from them alone) against BN's plane map and the
+ * pool kernels on data full of ties. Every comparison is bitwise (memcmp). */
 #include "harness.h"
 #ifndef TEST_SUITE
 #define TEST_SUITE "core_lean_kernels"
@@ -159,6 +160,21 @@ static void bn_pool_plane_check(const float *x, const float *dy, const struct tr
         tr_maxpool2d_backward_plane_arg(d2, dy, arg, y2, &one, relu);
         TH_CHECK(bits_equal(y1, y2, ohw) && bits_equal(d1, d2, hw),
                  "BN pool plane argmax %ux%u relu %d", l->in_h, l->in_w, relu);
+        /* the lean backward's kept windows: the first pass's dx and max,
+         * then the second pass's dx from the bytes alone (and without y) */
+        memset(y2, 0xff, ohw * 4);
+        memset(d2, 0xff, hw * 4);
+        tr_maxpool2d_bn_plane_keep(d2, y2, arg, xs, dy, &bn, &one);
+        TH_CHECK(bits_equal(y1, y2, ohw) && bits_equal(d1, d2, hw),
+                 "kept windows, first pass %ux%u relu %d", l->in_h, l->in_w, relu);
+        memset(d2, 0xff, hw * 4);
+        tr_maxpool2d_plane_route(d2, dy, arg, &one);
+        TH_CHECK(bits_equal(d1, d2, hw), "kept windows, second pass %ux%u relu %d", l->in_h,
+                 l->in_w, relu);
+        memset(d2, 0xff, hw * 4);
+        tr_maxpool2d_bn_plane_keep(d2, NULL, arg, xs, dy, &bn, &one);
+        TH_CHECK(bits_equal(d1, d2, hw), "kept windows without y %ux%u relu %d", l->in_h,
+                 l->in_w, relu);
         free(arg);
     }
     free(xs); free(t); free(y1); free(y2); free(d1); free(d2); free(t2);
