@@ -474,8 +474,9 @@ static void stream_dw(struct tr_model *m, const struct blk *k, const float *yp,
 #undef ROW_ADD
 
 /* The gradient w.r.t. the BN's output plane (i, c) from input plane pl:
- * the BN plane made again in t, the pool's output too, its gradient
- * routed to each window's argmax through the ReLU's gate. The first pass
+ * the BN plane's values made again (window by window where the block keeps
+ * its windows, else in t), the pool's output too, its gradient routed to
+ * each window's argmax through the ReLU's gate. The first pass
  * (first) also adds the stream's weight gradient and, where the block
  * keeps its windows, keeps the argmax bytes and the stream's gradient for
  * the second pass (blk_dy_kept). */
