@@ -55,6 +55,57 @@ static void seg_cols(unsigned *lo, unsigned *hi, unsigned kj, const struct tr_la
     *hi = whi < *lo ? *lo : whi > end ? end : whi;
 }
 
+/* d[0..n) = s[0..n); with VFP assembly four at a time by load- and
+ * store-multiple */
+static inline void move_floats(float *restrict d, const float *restrict s, size_t n)
+{
+#if TR_VFP_ASM
+    size_t quads = n / 4;
+
+    if (quads)
+        __asm__ volatile(
+            "1:\n\t"
+            "vldmia %[s]!, {s0-s3}\n\t"
+            "vstmia %[d]!, {s0-s3}\n\t"
+            "subs %[q], %[q], #1\n\t"
+            "bne 1b\n\t"
+            : [d] "+r"(d), [s] "+r"(s), [q] "+r"(quads)
+            :
+            : "s0", "s1", "s2", "s3", "cc", "memory");
+    n %= 4;
+#endif
+    for (; n > 0; n--)
+        *d++ = *s++;
+}
+
+/* d[0..n) += s[0..n), each d + s in order; with VFP assembly four at a
+ * time by load- and store-multiple */
+static inline void add_floats(float *restrict d, const float *restrict s, size_t n)
+{
+#if TR_VFP_ASM
+    size_t quads = n / 4;
+
+    if (quads)
+        __asm__ volatile(
+            "1:\n\t"
+            "vldmia %[s]!, {s0-s3}\n\t"
+            "vldmia %[d], {s4-s7}\n\t"
+            "vadd.f32 s4, s4, s0\n\t"
+            "vadd.f32 s5, s5, s1\n\t"
+            "vadd.f32 s6, s6, s2\n\t"
+            "vadd.f32 s7, s7, s3\n\t"
+            "vstmia %[d]!, {s4-s7}\n\t"
+            "subs %[q], %[q], #1\n\t"
+            "bne 1b\n\t"
+            : [d] "+r"(d), [s] "+r"(s), [q] "+r"(quads)
+            :
+            : "s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "cc", "memory");
+    n %= 4;
+#endif
+    for (; n > 0; n--)
+        *d++ += *s++;
+}
+
 /* Columns j .. j+end-ow0-1 of col (KK, q): output row oh from column ow0
  * to end, each tap's input value, +0 in the padding; a tap row's valid
  * columns are copied whole. Kernel column by kernel column, so its valid
@@ -81,10 +132,8 @@ static void band_col_row(float *col, size_t q, size_t j, const float *x,
                 xr = x + ((size_t)ic * H + (size_t)ih) * W;
                 for (ow = ow0; ow < lo; ow++)
                     r[ow - ow0] = 0.0f;
-                if (S == 1) {
-                    const float *xs = xr + kj - P;          /* ow + kj >= P from lo on */
-                    for (ow = lo; ow < hi; ow++)
-                        r[ow - ow0] = xs[ow];
+                if (S == 1) {                       /* ow + kj >= P from lo on */
+                    move_floats(r + (lo - ow0), xr + lo + kj - P, hi - lo);
                 } else {
                     for (ow = lo; ow < hi; ow++)
                         r[ow - ow0] = xr[(size_t)ow * S + kj - P];
@@ -151,7 +200,14 @@ static void band_colT(float *colT, const float *x, const struct tr_layer *l, siz
                 }
                 xk = xr + iw0;
                 if (K == 5) {
+#if TR_VFP_ASM          /* one load-multiple, one store-multiple */
+                    __asm__ volatile("vldmia %[x], {s0-s4}\n\tvstmia %[r], {s0-s4}\n\t"
+                                     :
+                                     : [x] "r"(xk), [r] "r"(r)
+                                     : "s0", "s1", "s2", "s3", "s4", "memory");
+#else
                     r[0] = xk[0]; r[1] = xk[1]; r[2] = xk[2]; r[3] = xk[3]; r[4] = xk[4];
+#endif
                 } else {
                     for (kj = 0; kj < K; kj++)
                         r[kj] = xk[kj];
@@ -217,8 +273,7 @@ static void band_col2im_row(float *dx, const float *dcol, size_t q, size_t j,
                 xr = dx + ((size_t)ic * H + (size_t)ih) * W;
                 if (S == 1) {
                     float *xs = xr + kj - P;                /* ow + kj >= P from lo on */
-                    for (ow = lo; ow < hi; ow++)
-                        xs[ow] += r[ow - ow0];
+                    add_floats(xs + lo, r + (lo - ow0), hi - lo);
                 } else {
                     for (ow = lo; ow < hi; ow++)
                         xr[(size_t)ow * S + kj - P] += r[ow - ow0];
