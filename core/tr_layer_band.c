@@ -55,12 +55,12 @@ static void seg_cols(unsigned *lo, unsigned *hi, unsigned kj, const struct tr_la
     *hi = whi < *lo ? *lo : whi > end ? end : whi;
 }
 
-/* d[0..n) = s[0..n); with VFP assembly four at a time by load- and
- * store-multiple */
-static inline void move_floats(float *restrict d, const float *restrict s, size_t n)
-{
 #if TR_VFP_ASM
-    size_t quads = n / 4;
+/* d[0..n) = s[0..n), and d[0..n) += s[0..n) (each d + s, in order): four
+ * floats at a time by load- and store-multiple, then the rest */
+static inline void vfp_move(float *restrict d, const float *restrict s, size_t n)
+{
+    size_t quads = n / 4, i;
 
     if (quads)
         __asm__ volatile(
@@ -72,18 +72,13 @@ static inline void move_floats(float *restrict d, const float *restrict s, size_
             : [d] "+r"(d), [s] "+r"(s), [q] "+r"(quads)
             :
             : "s0", "s1", "s2", "s3", "cc", "memory");
-    n %= 4;
-#endif
-    for (; n > 0; n--)
-        *d++ = *s++;
+    for (i = 0; i < n % 4; i++)     /* d and s stepped past the quads */
+        d[i] = s[i];
 }
 
-/* d[0..n) += s[0..n), each d + s in order; with VFP assembly four at a
- * time by load- and store-multiple */
-static inline void add_floats(float *restrict d, const float *restrict s, size_t n)
+static inline void vfp_add(float *restrict d, const float *restrict s, size_t n)
 {
-#if TR_VFP_ASM
-    size_t quads = n / 4;
+    size_t quads = n / 4, i;
 
     if (quads)
         __asm__ volatile(
@@ -100,11 +95,10 @@ static inline void add_floats(float *restrict d, const float *restrict s, size_t
             : [d] "+r"(d), [s] "+r"(s), [q] "+r"(quads)
             :
             : "s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "cc", "memory");
-    n %= 4;
-#endif
-    for (; n > 0; n--)
-        *d++ += *s++;
+    for (i = 0; i < n % 4; i++)
+        d[i] += s[i];
 }
+#endif
 
 /* Columns j .. j+end-ow0-1 of col (KK, q): output row oh from column ow0
  * to end, each tap's input value, +0 in the padding; a tap row's valid
@@ -132,8 +126,14 @@ static void band_col_row(float *col, size_t q, size_t j, const float *x,
                 xr = x + ((size_t)ic * H + (size_t)ih) * W;
                 for (ow = ow0; ow < lo; ow++)
                     r[ow - ow0] = 0.0f;
-                if (S == 1) {                       /* ow + kj >= P from lo on */
-                    move_floats(r + (lo - ow0), xr + lo + kj - P, hi - lo);
+                if (S == 1) {
+                    const float *xs = xr + kj - P;          /* ow + kj >= P from lo on */
+#if TR_VFP_ASM
+                    vfp_move(r + (lo - ow0), xs + lo, hi - lo);
+#else
+                    for (ow = lo; ow < hi; ow++)
+                        r[ow - ow0] = xs[ow];
+#endif
                 } else {
                     for (ow = lo; ow < hi; ow++)
                         r[ow - ow0] = xr[(size_t)ow * S + kj - P];
@@ -273,7 +273,12 @@ static void band_col2im_row(float *dx, const float *dcol, size_t q, size_t j,
                 xr = dx + ((size_t)ic * H + (size_t)ih) * W;
                 if (S == 1) {
                     float *xs = xr + kj - P;                /* ow + kj >= P from lo on */
-                    add_floats(xs + lo, r + (lo - ow0), hi - lo);
+#if TR_VFP_ASM
+                    vfp_add(xs + lo, r + (lo - ow0), hi - lo);
+#else
+                    for (ow = lo; ow < hi; ow++)
+                        xs[ow] += r[ow - ow0];
+#endif
                 } else {
                     for (ow = lo; ow < hi; ow++)
                         xr[(size_t)ow * S + kj - P] += r[ow - ow0];
