@@ -56,26 +56,8 @@ static void seg_cols(unsigned *lo, unsigned *hi, unsigned kj, const struct tr_la
 }
 
 #if TR_VFP_ASM
-/* d[0..n) = s[0..n), and d[0..n) += s[0..n) (each d + s, in order): four
- * floats at a time by load- and store-multiple, then the rest */
-static inline void vfp_move(float *restrict d, const float *restrict s, size_t n)
-{
-    size_t quads = n / 4, i;
-
-    if (quads)
-        __asm__ volatile(
-            "1:\n\t"
-            "vldmia %[s]!, {s0-s3}\n\t"
-            "vstmia %[d]!, {s0-s3}\n\t"
-            "subs %[q], %[q], #1\n\t"
-            "bne 1b\n\t"
-            : [d] "+r"(d), [s] "+r"(s), [q] "+r"(quads)
-            :
-            : "s0", "s1", "s2", "s3", "cc", "memory");
-    for (i = 0; i < n % 4; i++)     /* d and s stepped past the quads */
-        d[i] = s[i];
-}
-
+/* d[0..n) += s[0..n), each d + s in order: four floats at a time by load-
+ * and store-multiple (tr_copy_floats' counterpart), then the rest */
 static inline void vfp_add(float *restrict d, const float *restrict s, size_t n)
 {
     size_t quads = n / 4, i;
@@ -129,7 +111,7 @@ static void band_col_row(float *col, size_t q, size_t j, const float *x,
                 if (S == 1) {
                     const float *xs = xr + kj - P;          /* ow + kj >= P from lo on */
 #if TR_VFP_ASM
-                    vfp_move(r + (lo - ow0), xs + lo, hi - lo);
+                    tr_copy_floats(r + (lo - ow0), xs + lo, hi - lo);
 #else
                     for (ow = lo; ow < hi; ow++)
                         r[ow - ow0] = xs[ow];
@@ -617,23 +599,11 @@ static void plane_dw_k5(float *dwc, const float *xp, const float *g, unsigned OH
 #define TR_PLANE_MVE 0
 #endif
 
-/* four floats moved as one aggregate: a load-multiple and a
- * store-multiple on Arm (C99 6.5: an aggregate with float members may
- * access floats) */
+/* four floats stored as one aggregate: a store-multiple on Arm (C99 6.5:
+ * an aggregate with float members may access floats) */
 struct tr_f4 {
     float v[4];
 };
-
-/* n floats from s to d: four at a time, then the rest */
-static void copy_floats(float *restrict d, const float *restrict s, size_t n)
-{
-    size_t w;
-
-    for (w = 0; w + 4 <= n; w += 4)
-        *(struct tr_f4 *)(void *)(d + w) = *(const struct tr_f4 *)(const void *)(s + w);
-    for (; w < n; w++)
-        d[w] = s[w];
-}
 
 /* n floats of d +0: four at a time, then the rest */
 static void zero_floats(float *d, size_t n)
@@ -657,7 +627,7 @@ static void pad_plane(float *restrict xp, const float *restrict xs, size_t H, si
     zero_floats(xp, P * Wp + P);                  /* top rows, first row's left */
     for (h = 0; h < H; h++) {
         float *r = xp + (P + h) * Wp + P;
-        copy_floats(r, xs + h * W, W);
+        tr_copy_floats(r, xs + h * W, W);
         for (w = 0; h + 1 < H && w < 2 * P; w++)  /* this row's right, the next's left */
             r[W + w] = 0.0f;
     }

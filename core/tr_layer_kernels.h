@@ -252,12 +252,28 @@ static inline void tr_conv2d_valid_range(unsigned *lo, unsigned *hi, unsigned t,
 }
 
 /* d[0..n) = s[0..n) (the regions do not overlap): the scalar targets'
- * im2col copies, a few hundred floats each. On Thumb-2 (Cortex-M4F, M7,
- * M55) four floats go per load-multiple and store-multiple pair, which GCC
- * does not emit for such a loop; the bits are moved, not computed. */
+ * im2col copies, a few to a few hundred floats each. On Thumb-2 four floats
+ * go per load-multiple and store-multiple pair, which GCC does not emit for
+ * such a loop: with VFP assembly (TR_VFP_ASM) the whole loop is assembly,
+ * 4 instructions a turn; on Helium targets one pair per turn of a C loop,
+ * which GCC closes with the low-overhead loop instruction. The bits are
+ * moved, not computed. */
 static inline void tr_copy_floats(float *restrict d, const float *restrict s, size_t n)
 {
-#if defined(__GNUC__) && defined(__thumb2__)
+#if TR_VFP_ASM
+    size_t quads = n / 4;
+
+    if (quads)
+        __asm__ volatile("1:\n\t"
+                         "ldmia %[s]!, {r0, r1, r2, r3}\n\t"
+                         "stmia %[d]!, {r0, r1, r2, r3}\n\t"
+                         "subs %[q], %[q], #1\n\t"
+                         "bne 1b"
+                         : [s] "+r"(s), [d] "+r"(d), [q] "+r"(quads)
+                         :
+                         : "r0", "r1", "r2", "r3", "cc", "memory");
+    n %= 4;
+#elif defined(__GNUC__) && defined(__thumb2__)
     for (; n >= 4; n -= 4)
         __asm__ volatile("ldmia %[s]!, {r0, r1, r2, r3}\n\t"
                          "stmia %[d]!, {r0, r1, r2, r3}"
