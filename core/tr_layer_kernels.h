@@ -175,8 +175,9 @@ void tr_maxpool2d_backward_plane(float *dx, const float *dy, const float *x, con
  * y = pool(apply(x)); backward dx (H, W) = the pool's [relu] backward of
  * dy with the pool's input apply(x) and its output y, dx not overlapping x.
  * The bits of tr_bn2d_plane_apply into t (H, W) followed by the pool's
- * plane kernels; where the target has AVX-512 a 2x2 stride-2 pool never
- * writes t (the plane is made in registers). */
+ * plane kernels; a 2x2 stride-2 forward never writes t (each window's
+ * values are made in registers), nor does the backward where the target
+ * has AVX-512. */
 struct tr_bn_plane {
     float mean, invstd, g, b;
     int relu;
