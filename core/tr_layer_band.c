@@ -805,6 +805,30 @@ static void plane_blk4_fpu(float *y, const float *xrow, const float *w_oc, float
  * five taps meet. */
 #define DW_POS(gv, p, q, r, s, t)                                             \
     a0 += p * (gv); a1 += q * (gv); a2 += r * (gv); a3 += s * (gv); a4 += t * (gv);
+#if TR_VFP_ASM
+/* The turn of 8 positions in VFP assembly: the 8 next inputs (s16-s23) and
+ * the 8 gradients (s24-s31) by one load-multiple each, then DW_POS's
+ * products in its order (input times gradient, products in s14 and s15),
+ * the last 4 inputs moved down into x0..x3 for the next turn: 2 + 80 + 4
+ * instructions and the loop's 2 per 40 multiply-adds */
+#define DWA_MAC(a, x, g, p) "vmul.f32 " p ", " x ", " g "\n\tvadd.f32 %[" a "], %[" a "], " p "\n\t"
+#define DWA_POS(g, p0, p1, p2, p3, p4)                                          \
+    DWA_MAC("a0", p0, g, "s14") DWA_MAC("a1", p1, g, "s15") DWA_MAC("a2", p2, g, "s14") \
+    DWA_MAC("a3", p3, g, "s15") DWA_MAC("a4", p4, g, "s14")
+#define DWA_TURN                                                                \
+    "vldmia %[xp]!, {s16-s23}\n\t"                                              \
+    "vldmia %[gp]!, {s24-s31}\n\t"                                              \
+    DWA_POS("s24", "%[x0]", "%[x1]", "%[x2]", "%[x3]", "s16")                     \
+    DWA_POS("s25", "%[x1]", "%[x2]", "%[x3]", "s16", "s17")                       \
+    DWA_POS("s26", "%[x2]", "%[x3]", "s16", "s17", "s18")                         \
+    DWA_POS("s27", "%[x3]", "s16", "s17", "s18", "s19")                           \
+    DWA_POS("s28", "s16", "s17", "s18", "s19", "s20")                             \
+    DWA_POS("s29", "s17", "s18", "s19", "s20", "s21")                             \
+    DWA_POS("s30", "s18", "s19", "s20", "s21", "s22")                             \
+    DWA_POS("s31", "s19", "s20", "s21", "s22", "s23")                             \
+    "vmov.f32 %[x0], s20\n\tvmov.f32 %[x1], s21\n\t"                            \
+    "vmov.f32 %[x2], s22\n\tvmov.f32 %[x3], s23\n\t"
+#endif
 static void plane_dw_row5(float *dwr, const float *xr0, const float *g, unsigned OH,
                           unsigned OW, size_t Wp)
 {
@@ -815,7 +839,21 @@ static void plane_dw_row5(float *dwr, const float *xr0, const float *g, unsigned
         const float *x = xr0 + (size_t)oh * Wp, *gr = g + (size_t)oh * OW;
         float x0 = x[0], x1 = x[1], x2 = x[2], x3 = x[3];
         ow = 0;
-#if !TR_PLANE_MVE   /* (Helium's fallback keeps turns of 4: fewer there) */
+#if TR_VFP_ASM      /* turns of 8 positions in assembly (DWA_TURN) */
+        if (OW >= 8) {
+            const float *xp = x + 4, *gp = gr;
+            size_t turns = OW / 8;
+            __asm__ volatile("1:\n\t" DWA_TURN "subs %[n], %[n], #1\n\tbne 1b\n\t"
+                             : [a0] "+t"(a0), [a1] "+t"(a1), [a2] "+t"(a2), [a3] "+t"(a3),
+                               [a4] "+t"(a4), [x0] "+t"(x0), [x1] "+t"(x1), [x2] "+t"(x2),
+                               [x3] "+t"(x3), [xp] "+r"(xp), [gp] "+r"(gp), [n] "+r"(turns)
+                             :
+                             : "s14", "s15", "s16", "s17", "s18", "s19", "s20", "s21", "s22",
+                               "s23", "s24", "s25", "s26", "s27", "s28", "s29", "s30", "s31",
+                               "cc", "memory");
+            ow = OW - OW % 8;
+        }
+#elif !TR_PLANE_MVE /* (Helium's fallback keeps turns of 4: fewer there) */
         for (; ow + 8 <= OW; ow += 8) {         /* 8 positions per turn */
             const float x4 = x[ow + 4], x5 = x[ow + 5], x6 = x[ow + 6], x7 = x[ow + 7];
             const float x8 = x[ow + 8], x9 = x[ow + 9], x10 = x[ow + 10], x11 = x[ow + 11];
@@ -848,6 +886,11 @@ static void plane_dw_row5(float *dwr, const float *xr0, const float *g, unsigned
     dwr[0] = a0; dwr[1] = a1; dwr[2] = a2; dwr[3] = a3; dwr[4] = a4;
 }
 #undef DW_POS
+#if TR_VFP_ASM
+#undef DWA_MAC
+#undef DWA_POS
+#undef DWA_TURN
+#endif
 
 static void plane_dw_k5_fpu(float *dwc, const float *xp, const float *g, unsigned OH,
                             unsigned OW, size_t Wp)
