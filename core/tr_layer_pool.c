@@ -58,6 +58,20 @@ static float from_bits(uint32_t u)
     return b.f;
 }
 
+/* the inputs of plane dx (H, W) no 2x2 stride-2 window covers (a last
+ * odd column or row): +0 */
+static void pool2_edges(float *dx, const struct tr_layer *l)
+{
+    const unsigned H = l->in_h, W = l->in_w, OH = l->out_h, OW = l->out_w;
+    unsigned oh, w;
+
+    for (oh = 0; W > 2u * OW && oh < OH; oh++)
+        for (w = 2u * OW; w < W; w++)
+            dx[2u * oh * W + w] = dx[(2u * oh + 1u) * W + w] = 0.0f;
+    for (w = 2u * OH * W; w < H * W; w++)
+        dx[w] = 0.0f;
+}
+
 /* One output row of a 2x2 stride-2 window: input rows x0, x1 get dy or +0.
  * The first of the four (row-major) equal to the max wins. It is found with
  * integer compares of the bits (the max is a copy of the first element
@@ -95,7 +109,7 @@ static void pool2_backward(float *restrict dx, const float *restrict dy,
     const unsigned H = l->in_h, W = l->in_w, OH = l->out_h, OW = l->out_w;
     const size_t planes = (size_t)n * l->in_c;
     size_t p;
-    unsigned oh, w;
+    unsigned oh;
 
     for (p = 0; p < planes; p++) {
         const float *xp = x + p * H * W;
@@ -104,11 +118,8 @@ static void pool2_backward(float *restrict dx, const float *restrict dy,
             float *d0 = dxp + 2u * oh * W, *d1 = d0 + W;
             pool2_row(d0, d1, xp + 2u * oh * W, xp + (2u * oh + 1u) * W,
                       y + (p * OH + oh) * OW, dy + (p * OH + oh) * OW, OW, relu);
-            for (w = 2u * OW; w < W; w++)
-                d0[w] = d1[w] = 0.0f;
         }
-        for (w = 2u * OH * W; w < H * W; w++)
-            dxp[w] = 0.0f;
+        pool2_edges(dxp, l);
     }
 }
 
@@ -200,19 +211,6 @@ static void bn_backward_plane_parts(float *dx, const float *dy, const float *x,
  * not > 0) and writes dx: dy at the argmax, +0 elsewhere, the bits of
  * tr_maxpool2d_bn_backward_plane. The second pass routes dy again from the
  * bytes alone. */
-
-/* the columns and the row no window covers (odd W or H): +0 */
-static void route_edges(float *dx, const struct tr_layer *l)
-{
-    const unsigned H = l->in_h, W = l->in_w, OH = l->out_h, OW = l->out_w;
-    unsigned oh, w;
-
-    for (oh = 0; W > 2u * OW && oh < OH; oh++)
-        for (w = 2u * OW; w < W; w++)
-            dx[2u * oh * W + w] = dx[(2u * oh + 1u) * W + w] = 0.0f;
-    for (w = 2u * OH * W; w < H * W; w++)
-        dx[w] = 0.0f;
-}
 
 /* ---- the 2x2 stride-2 rows: one #if chooses their implementation ------
  * AVX-512: 16 windows at a time. A row pair's inputs are loaded whole
@@ -442,7 +440,7 @@ void tr_maxpool2d_bn_plane_keep(float *dx, float *y, uint8_t *arg, const float *
                        lo, hi, win, bn);
         }
     }
-    route_edges(dx, l);
+    pool2_edges(dx, l);
 }
 
 void tr_maxpool2d_plane_route(float *dx, const float *dy, const uint8_t *arg,
@@ -462,7 +460,7 @@ void tr_maxpool2d_plane_route(float *dx, const float *dy, const uint8_t *arg,
             chunk_route(dx + r, dx + r + W, a, _mm512_maskz_loadu_ps(win, dy + q), gate, lo, hi);
         }
     }
-    route_edges(dx, l);
+    pool2_edges(dx, l);
 }
 
 /* the planes: 16 windows of every row at a time, their masks made once */
@@ -487,8 +485,8 @@ void tr_maxpool2d_bn_forward_plane_arg(float *y, uint8_t *arg, const float *x,
 void tr_maxpool2d_backward_plane_arg(float *dx, const float *dy, const uint8_t *arg,
                                      const float *y, const struct tr_layer *l, int relu)
 {
-    const unsigned H = l->in_h, W = l->in_w, OH = l->out_h, OW = l->out_w;
-    unsigned o, oh, w;
+    const unsigned W = l->in_w, OH = l->out_h, OW = l->out_w;
+    unsigned o, oh;
 
     for (o = 0; o < OW; o += 16) {
         __mmask16 lo, hi, win;
@@ -499,11 +497,7 @@ void tr_maxpool2d_backward_plane_arg(float *dx, const float *dy, const uint8_t *
                           dy + (size_t)oh * OW + o, lo, hi, win, relu);
         }
     }
-    for (oh = 0; oh < OH; oh++)
-        for (w = 2u * OW; w < W; w++)
-            dx[2u * oh * W + w] = dx[(2u * oh + 1u) * W + w] = 0.0f;
-    for (w = 2u * OH * W; w < H * W; w++)
-        dx[w] = 0.0f;
+    pool2_edges(dx, l);
 }
 
 void tr_maxpool2d_bn_forward_plane(float *y, const float *x, const struct tr_bn_plane *bn,
@@ -524,8 +518,8 @@ void tr_maxpool2d_bn_backward_plane(float *dx, const float *dy, const float *x,
                                     const float *y, const struct tr_bn_plane *bn,
                                     const struct tr_layer *l, float *t)
 {
-    const unsigned H = l->in_h, W = l->in_w, OH = l->out_h, OW = l->out_w;
-    unsigned oh, w;
+    const unsigned W = l->in_w, OH = l->out_h, OW = l->out_w;
+    unsigned oh;
 
     if (!tr_maxpool2d_in_place(l)) {
         bn_backward_plane_parts(dx, dy, x, y, bn, l, t);
@@ -535,11 +529,8 @@ void tr_maxpool2d_bn_backward_plane(float *dx, const float *dy, const float *x,
         float *d0 = dx + 2u * oh * W, *d1 = d0 + W;
         pool2_row_bwd(d0, d1, x + 2u * oh * W, x + (2u * oh + 1u) * W, y + (size_t)oh * OW,
                       dy + (size_t)oh * OW, OW, bn->relu, bn);
-        for (w = 2u * OW; w < W; w++)
-            d0[w] = d1[w] = 0.0f;
     }
-    for (w = 2u * OH * W; w < H * W; w++)
-        dx[w] = 0.0f;
+    pool2_edges(dx, l);
 }
 #else
 #define POOL2_PASSES 1u
@@ -730,7 +721,7 @@ void tr_maxpool2d_bn_plane_keep(float *dx, float *y, uint8_t *arg, const float *
             d0[off] = shut ? 0.0f : dy[q];
         }
     }
-    route_edges(dx, l);
+    pool2_edges(dx, l);
 }
 
 void tr_maxpool2d_plane_route(float *dx, const float *dy, const uint8_t *arg,
@@ -744,16 +735,16 @@ void tr_maxpool2d_plane_route(float *dx, const float *dy, const uint8_t *arg,
         for (ow = 0; ow < OW; ow++, d0 += 2, d1 += 2)
             window_route(d0, d1, arg[oh * OW + ow], dy[oh * OW + ow]);
     }
-    route_edges(dx, l);
+    pool2_edges(dx, l);
 }
 #endif
 
 void tr_maxpool2d_backward_plane(float *dx, const float *dy, const float *x, const float *y,
                                  const struct tr_layer *l, int relu)
 {
-    const unsigned H = l->in_h, W = l->in_w, OH = l->out_h, OW = l->out_w;
+    const unsigned W = l->in_w, OH = l->out_h, OW = l->out_w;
     struct tr_layer one = *l;
-    unsigned r, oh, w;
+    unsigned r, oh;
 
     if (!tr_maxpool2d_in_place(l) || dx != x) {
         one.in_c = one.out_c = 1;
@@ -764,10 +755,6 @@ void tr_maxpool2d_backward_plane(float *dx, const float *dy, const float *x, con
         for (oh = r; oh < OH; oh += POOL2_PASSES) {
             float *t0 = dx + 2u * oh * W, *t1 = t0 + W;
             pool2_row_inplace(t0, t1, y + (size_t)oh * OW, dy + (size_t)oh * OW, OW, relu);
-            for (w = 2u * OW; w < W; w++)
-                t0[w] = t1[w] = 0.0f;
         }
-    for (w = 2u * OH * W; w < H * W; w++)
-        dx[w] = 0.0f;
+    pool2_edges(dx, l);
 }
-
