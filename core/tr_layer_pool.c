@@ -60,7 +60,7 @@ static float from_bits(uint32_t u)
 
 /* the inputs of plane dx (H, W) no 2x2 stride-2 window covers (a last
  * odd column or row): +0 */
-static void pool2_edges(float *dx, const struct tr_layer *l)
+static inline void pool2_edges(float *dx, const struct tr_layer *l)
 {
     const unsigned H = l->in_h, W = l->in_w, OH = l->out_h, OW = l->out_w;
     unsigned oh, w;
