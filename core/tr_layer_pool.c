@@ -406,61 +406,63 @@ static void chunk_bwd_arg(float *d0, float *d1, const uint8_t *arg, const float 
     chunk_route(d0, d1, a, g, gate, lo, hi);
 }
 
-/* the lean plan's first pass over 16 windows (tr_maxpool2d_bn_plane_keep):
- * max to y (unless NULL), argmax or TR_POOL_SHUT to arg, dx rows d0, d1 */
-static void chunk_keep(float *d0, float *d1, float *y, uint8_t *arg, const float *x0,
-                       const float *x1, const float *dy, __mmask16 lo, __mmask16 hi,
-                       __mmask16 win, const struct tr_bn_plane *bn)
+/* 16 windows of the kept-window passes. The first (x0 set): their max to y
+ * (unless NULL), argmax or TR_POOL_SHUT to keep; the second (x0 NULL): the
+ * argmax bytes read back from kept. Either routes dy into rows d0, d1. */
+static void chunk_keep(float *d0, float *d1, float *y, uint8_t *keep, const uint8_t *kept,
+                       const float *x0, const float *dy, unsigned W, __mmask16 lo,
+                       __mmask16 hi, __mmask16 win, const struct tr_bn_plane *bn)
 {
-    __m512 m;
-    const __m512i a = chunk_max_arg(&m, x0, x1, lo, hi, bn);
-    const __mmask16 gate =
-        bn->relu ? _mm512_mask_cmp_ps_mask(win, m, _mm512_setzero_ps(), _CMP_GT_OS) : win;
+    __m512i a;
+    __mmask16 gate;
 
-    if (y)
-        _mm512_mask_storeu_ps(y, win, m);
-    _mm512_mask_cvtepi32_storeu_epi8(
-        arg, win, _mm512_mask_mov_epi32(_mm512_set1_epi32((int)TR_POOL_SHUT), gate, a));
+    if (x0) {
+        __m512 m;
+        a = chunk_max_arg(&m, x0, x0 + W, lo, hi, bn);
+        gate = bn->relu ? _mm512_mask_cmp_ps_mask(win, m, _mm512_setzero_ps(), _CMP_GT_OS)
+                        : win;
+        if (y)
+            _mm512_mask_storeu_ps(y, win, m);
+        _mm512_mask_cvtepi32_storeu_epi8(
+            keep, win, _mm512_mask_mov_epi32(_mm512_set1_epi32((int)TR_POOL_SHUT), gate, a));
+    } else {
+        a = _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(win, kept));
+        gate = _mm512_mask_cmplt_epi32_mask(win, a, _mm512_set1_epi32((int)TR_POOL_SHUT));
+    }
     chunk_route(d0, d1, a, _mm512_maskz_loadu_ps(win, dy), gate, lo, hi);
+}
+
+/* a plane of either pass (chunk_keep), 16 windows of every row at a time */
+static void keep_planes(float *dx, float *y, uint8_t *keep, const uint8_t *kept,
+                        const float *x, const float *dy, const struct tr_bn_plane *bn,
+                        const struct tr_layer *l)
+{
+    const unsigned W = l->in_w, OH = l->out_h, OW = l->out_w;
+    unsigned o, oh;
+
+    for (o = 0; o < OW; o += 16) {
+        __mmask16 lo, hi, win;
+        pool2_masks(&lo, &hi, &win, OW - o < 16 ? OW - o : 16);
+        for (oh = 0; oh < OH; oh++) {
+            const size_t q = (size_t)oh * OW + o, r = 2u * oh * W + 2u * o;
+            chunk_keep(dx + r, dx + r + W, y ? y + q : NULL, keep ? keep + q : NULL,
+                       kept ? kept + q : NULL, x ? x + r : NULL, dy + q, W, lo, hi, win, bn);
+        }
+    }
+    pool2_edges(dx, l);
 }
 
 void tr_maxpool2d_bn_plane_keep(float *dx, float *y, uint8_t *arg, const float *x,
                                 const float *dy, const struct tr_bn_plane *bn,
                                 const struct tr_layer *l)
 {
-    const unsigned W = l->in_w, OH = l->out_h, OW = l->out_w;
-    unsigned o, oh;
-
-    for (o = 0; o < OW; o += 16) {
-        __mmask16 lo, hi, win;
-        pool2_masks(&lo, &hi, &win, OW - o < 16 ? OW - o : 16);
-        for (oh = 0; oh < OH; oh++) {
-            const size_t q = (size_t)oh * OW + o, r = 2u * oh * W + 2u * o;
-            chunk_keep(dx + r, dx + r + W, y ? y + q : NULL, arg + q, x + r, x + r + W, dy + q,
-                       lo, hi, win, bn);
-        }
-    }
-    pool2_edges(dx, l);
+    keep_planes(dx, y, arg, NULL, x, dy, bn, l);
 }
 
 void tr_maxpool2d_plane_route(float *dx, const float *dy, const uint8_t *arg,
                               const struct tr_layer *l)
 {
-    const unsigned W = l->in_w, OH = l->out_h, OW = l->out_w;
-    unsigned o, oh;
-
-    for (o = 0; o < OW; o += 16) {
-        __mmask16 lo, hi, win;
-        pool2_masks(&lo, &hi, &win, OW - o < 16 ? OW - o : 16);
-        for (oh = 0; oh < OH; oh++) {
-            const size_t q = (size_t)oh * OW + o, r = 2u * oh * W + 2u * o;
-            const __m512i a = _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(win, arg + q));
-            const __mmask16 gate =
-                _mm512_mask_cmplt_epi32_mask(win, a, _mm512_set1_epi32((int)TR_POOL_SHUT));
-            chunk_route(dx + r, dx + r + W, a, _mm512_maskz_loadu_ps(win, dy + q), gate, lo, hi);
-        }
-    }
-    pool2_edges(dx, l);
+    keep_planes(dx, NULL, NULL, arg, NULL, dy, NULL, l);
 }
 
 /* the planes: 16 windows of every row at a time, their masks made once */
