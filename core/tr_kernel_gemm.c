@@ -41,8 +41,7 @@
                             defined(__ARM_NEON) || defined(__SSE2__))
 #define TR_GEMM_VEC 1      /* generic vector extension tiles */
 #elif TR_VFP_ASM
-#define TR_GEMM_SCALAR 1   /* scalar FPU tiles, */
-#define TR_GEMM_VFP_ASM 1  /* the 6-row one in Arm VFP assembly (Cortex-M4F, M7, M33) */
+#define TR_GEMM_SCALAR 1   /* scalar FPU tiles, 4 to 6 rows in VFP assembly */
 #else
 #define TR_GEMM_SCALAR 1   /* scalar FPU tiles */
 #endif
@@ -736,7 +735,7 @@ TR_TILE void tile_rows(float *restrict c, const float *restrict a, const float *
 }
 #endif
 
-#if defined(TR_GEMM_VFP_ASM)
+#if TR_VFP_ASM
 /* ---- tiles of 4, 5 and 6 rows x 4 columns in Arm VFP assembly (Thumb-2,
  * 32 single registers)
  *

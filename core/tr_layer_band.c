@@ -745,6 +745,11 @@ VP_BLOCK_FN(plane_blk8_k5_vfp, VP_SET8, "s16-s27", VP_ROW8, "s0-s7")
 #undef VP_MAC
 #undef VP_TAP8
 #undef VP_TAP12
+#undef VP_SET8
+#undef VP_SET12
+#undef VP_ROW8
+#undef VP_ROW12
+#undef VP_BLOCK_FN
 #endif
 
 static void plane_blk8_fpu(float *y, const float *xrow, const float *w_oc, float b,

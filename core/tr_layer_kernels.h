@@ -15,13 +15,11 @@
 #include <stddef.h>
 #include "tr_model.h"
 
-/* An empty asm through which the compiler must keep vector v in a register
- * as it is: one load of it, not one folded into each of its uses. The
- * constraint for a vector register is "v" on x86 and "w" on Arm. */
 /* 1 where the target is Arm's scalar FPU with 32 single registers in
  * Thumb-2 (Cortex-M4F, M7, M33) and the compiler takes GNU assembly: the
- * GEMM tiles and conv1's plane blocks there are written in VFP assembly.
- * (Helium targets have vector kernels of their own.) */
+ * GEMM tiles, conv1's plane kernels and the lean conv bands' row copies
+ * there are written in assembly. (Helium targets have vector kernels of
+ * their own.) */
 #if defined(__GNUC__) && defined(__thumb2__) && defined(__ARM_FP) && (__ARM_FP & 4) && \
     !defined(__ARM_NEON) && !(defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2))
 #define TR_VFP_ASM 1
@@ -29,6 +27,9 @@
 #define TR_VFP_ASM 0
 #endif
 
+/* An empty asm through which the compiler must keep vector v in a register
+ * as it is: one load of it, not one folded into each of its uses. The
+ * constraint for a vector register is "v" on x86 and "w" on Arm. */
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
 #define TR_IN_REGISTER(v) __asm__("" : "+v"(v))
 #elif defined(__GNUC__) && (defined(__aarch64__) || defined(__arm__))

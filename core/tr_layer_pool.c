@@ -600,7 +600,6 @@ static inline unsigned bn_window_max(float *m, size_t *off, const float *x0, siz
     float v = bn_value(x0[0], bn);
     unsigned a = 0;
     size_t o = 0;
-
     int gt;
 
     /* selects, not branches on the data (conditional moves) */
