@@ -128,22 +128,35 @@ static int same_stride1(const struct tr_layer *l)
     return l->d.stride == 1 && l->out_w == l->in_w;
 }
 
-/* The shifted planes z (IC, K, (OH+K-1)*W) of one sample x (IC, H, W) of a
- * stride-1 "same" convolution: plane (ic, kj) holds at q = r*W + w the input
- * x[ic][r-P][w+kj-P], +0 outside the input, so col row (ic, ki, kj) at
- * position p is z[ic][kj][p + ki*W]. */
+/* The shifted planes z (IC, K, plane_stride) of one sample x (IC, H, W) of
+ * a stride-1 "same" convolution: plane (ic, kj) holds at q = r*W + w the
+ * input x[ic][r-P][w+kj-P], +0 outside the input, so col row (ic, ki, kj)
+ * at position p is z[ic][kj][p + ki*W]. A plane is (OH+K-1)*W long
+ * (shifted_len), stored at a stride of whole vectors (plane_stride), from
+ * a 64-byte boundary (shifted_base): every store of its builder is one
+ * whole cache line. */
 static size_t shifted_len(const struct tr_layer *l)
 {
     return ((size_t)l->out_h + l->d.kernel - 1) * l->in_w;
+}
+
+static size_t plane_stride(const struct tr_layer *l)
+{
+    return (shifted_len(l) + 15) / 16 * 16;
+}
+
+static float *shifted_base(float *col)
+{
+    return (float *)(void *)(((uintptr_t)col + 63) & ~(uintptr_t)63);
 }
 
 /* the taps (ic, ki, kj) as rows of the shifted planes */
 static void shifted_grid(struct tr_gemm_grid *g, const struct tr_layer *l)
 {
     g->n1 = g->n2 = l->d.kernel;
-    g->s0 = l->d.kernel * shifted_len(l);
+    g->s0 = l->d.kernel * plane_stride(l);
     g->s1 = l->in_w;
-    g->s2 = shifted_len(l);
+    g->s2 = plane_stride(l);
 }
 
 /* The planes are made a group of input channels at a time, right before
@@ -154,7 +167,7 @@ static void shifted_grid(struct tr_gemm_grid *g, const struct tr_layer *l)
 
 static size_t group_channels(const struct tr_layer *l)
 {
-    const size_t per = (size_t)l->d.kernel * shifted_len(l), g = TR_CONV_GROUP_FLOATS / per;
+    const size_t per = (size_t)l->d.kernel * plane_stride(l), g = TR_CONV_GROUP_FLOATS / per;
     return g < 1 ? 1 : g > l->in_c ? l->in_c : g;
 }
 
@@ -165,23 +178,28 @@ static size_t group_end(const struct tr_layer *l, size_t ic0)
     return ic1 < l->in_c ? ic1 : l->in_c;
 }
 
-/* col's space in a shifted convolution: a group's planes; its input rows,
- * each with zeros around it (16 before, at least P + 16 after, a multiple
- * of 16 in all); then, for the input gradient, dy's copy, the taps'
- * masks and the sums (dx_floats) */
-static size_t rows_stride(const struct tr_layer *l)
+/* From shifted_base: a group's planes; then each of its input channels
+ * flat (flat_len floats: flat_lead zeros, the H*W inputs, zeros to the
+ * end), which plane (ic, kj) reads at q + kj; then, for the input
+ * gradient, dy's copy, the taps' masks and the sums (dx_floats). */
+static size_t flat_lead(const struct tr_layer *l)
 {
-    return ((size_t)l->in_w + l->d.pad + 15) / 16 * 16 + 32;
+    return (size_t)l->d.pad * l->in_w + l->d.pad;
+}
+
+static size_t flat_len(const struct tr_layer *l)
+{
+    return (plane_stride(l) + l->d.kernel - 1 + 15) / 16 * 16;
 }
 
 static size_t rows_at(const struct tr_layer *l)
 {
-    return (group_channels(l) * l->d.kernel * shifted_len(l) + 15) / 16 * 16;
+    return group_channels(l) * l->d.kernel * plane_stride(l);
 }
 
 static size_t dx_at(const struct tr_layer *l)
 {
-    return rows_at(l) + group_channels(l) * l->in_h * rows_stride(l);
+    return rows_at(l) + group_channels(l) * flat_len(l);
 }
 
 /* 1: a stride-1 "same" convolution on a vector target whose planes and
@@ -189,8 +207,8 @@ static size_t dx_at(const struct tr_layer *l)
 static int shifted(const struct tr_layer *l)
 {
     const size_t K = l->d.kernel, p = (size_t)l->out_h * l->out_w;
-    return TR_CONV_SHIFTED && l->d.stride == 1 && l->out_w == l->in_w && l->d.pad <= 16 &&
-           dx_at(l) <= K * K * l->in_c * p;
+    return TR_CONV_SHIFTED && l->d.stride == 1 && l->out_w == l->in_w &&
+           dx_at(l) + 16 <= K * K * l->in_c * p;
 }
 
 /* mask (K, OH*OW): 1 where output column ow reads inside the input for
@@ -256,94 +274,60 @@ static void shifted_copy(float *restrict row, const float *restrict plane,
 typedef float tr_cv16 __attribute__((vector_size(64)));
 typedef int32_t tr_ci16 __attribute__((vector_size(64)));
 
-/* dst[0 .. n) = the first n lanes of *vp: with n < 16 the 16 - n floats
- * after them are read and written back unchanged (they must be in the
- * buffer: the planes are followed by their input rows) */
-static inline __attribute__((always_inline)) void
-store_lanes(float *dst, const tr_cv16 *vp, size_t n)
+/* once per call: the zeros around the group's flat inputs (the samples'
+ * planes then only copy their inputs in between) */
+static void shifted_begin(float *z, const struct tr_layer *l)
 {
-    static const int32_t lane[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
-    tr_ci16 idx, keep;
-    tr_cv16 old, v = *vp;
+    const size_t n = group_channels(l) * flat_len(l);
+    float *f = z + rows_at(l);
+    size_t q;
 
-    if (n >= 16) {
-        __builtin_memcpy(dst, &v, sizeof v);
-        return;
-    }
-    __builtin_memcpy(&idx, lane, sizeof idx);
-    __builtin_memcpy(&old, dst, sizeof old);
-    keep = idx < (int32_t)n;
-    v = (tr_cv16)(((tr_ci16)v & keep) | ((tr_ci16)old & ~keep));
-    __builtin_memcpy(dst, &v, sizeof v);
+    for (q = 0; q < n; q++)
+        f[q] = 0.0f;
 }
 
-/* n input rows from row r0 of x (rows of W), each to xr at 16 in a row of
- * rows_stride with zeros around it: whole vectors where the input has 16
- * floats up to the row's end, else one at a time */
-static void shifted_rows(float *restrict xr, const float *restrict x, size_t r0, size_t n,
-                         const struct tr_layer *l)
-{
-    const size_t W = l->in_w, ws = rows_stride(l);
-    const tr_cv16 zero = {0};
-    size_t r, w;
-
-    for (r = 0; r < n; r++) {
-        float *row = xr + r * ws;
-        const float *src = x + (r0 + r) * W;
-        if ((r0 + r + 1) * W >= 16) {
-            for (w = 0; w + 16 <= W; w += 16)
-                __builtin_memcpy(row + 16 + w, src + w, sizeof zero);
-            __builtin_memcpy(row + W, src + W - 16, sizeof zero);   /* the last 16 */
-        } else {
-            for (w = 0; w < W; w++)
-                row[16 + w] = src[w];
-        }
-        __builtin_memcpy(row, &zero, sizeof zero);
-        __builtin_memcpy(row + 16 + W, &zero, sizeof zero);
-    }
-}
-
-/* z from x for the input channels [ic0, ic1), a row at a time: plane
- * (ic - ic0, kj) row r is input row r - P read from column kj - P, zeros
- * outside the input, as whole vectors loaded from the rows shifted_rows
- * made. A vector may run past its row into the rows of its plane written
- * after it; one that would run past the plane (whose next plane's first
- * rows may be written already) ends exactly. */
+/* z from x for the input channels [ic0, ic1): each channel's inputs into
+ * its flat copy, then each plane a vector at a time, loaded from the copy
+ * at q + kj and masked by where column q%W + kj - P lies in the row (the
+ * columns of the vector's lanes, col, step on by 16 modulo W) */
 static void shifted_planes(float *restrict z, const float *restrict x, size_t ic0, size_t ic1,
                            const struct tr_layer *l)
 {
-    const size_t H = l->in_h, W = l->in_w, K = l->d.kernel, P = l->d.pad;
-    const size_t lz = shifted_len(l), rows = lz / W, ws = rows_stride(l);
-    float *restrict xr = z + rows_at(l);
-    const tr_cv16 zero = {0};
-    size_t c, r, kj, w;
+    const size_t hw = (size_t)l->in_h * l->in_w, K = l->d.kernel, ls = plane_stride(l);
+    const size_t fl = flat_len(l);
+    const int32_t W = (int32_t)l->in_w, P = (int32_t)l->d.pad, step = 16 % W;
+    float *restrict xf = z + rows_at(l);
+    tr_ci16 col0;
+    size_t c, q, kj;
+    int j;
 
-    shifted_rows(xr, x, ic0 * H, (ic1 - ic0) * H, l);
+    for (j = 0; j < 16; j++)
+        col0[j] = j % W;
     for (c = 0; c < ic1 - ic0; c++)
-        for (r = 0; r < rows; r++) {
-            const int data = r >= P && r < P + H;
-            const float *src = xr + (c * H + (data ? r - P : 0)) * ws + 16 - P;
-            float *zr = z + c * K * lz + r * W;
-            if (r * W + (W + 15) / 16 * 16 > lz) {      /* the plane's last rows */
-                for (kj = 0; kj < K; kj++)
-                    for (w = 0; w < W; w += 16) {
-                        tr_cv16 v = zero;
-                        if (data)
-                            __builtin_memcpy(&v, src + kj + w, sizeof v);
-                        store_lanes(zr + kj * lz + w, &v, lz - r * W - w);
-                    }
-            } else if (!data) {
-                for (kj = 0; kj < K; kj++)
-                    for (w = 0; w < W; w += 16)
-                        __builtin_memcpy(zr + kj * lz + w, &zero, sizeof zero);
-            } else {
-                for (kj = 0; kj < K; kj++)
-                    for (w = 0; w < W; w += 16)
-                        __builtin_memcpy(zr + kj * lz + w, src + kj + w, sizeof zero);
+        __builtin_memcpy(xf + c * fl + flat_lead(l), x + (ic0 + c) * hw, hw * sizeof *x);
+    for (c = 0; c < ic1 - ic0; c++) {
+        const float *f = xf + c * fl;
+        float *zc = z + c * K * ls;
+        tr_ci16 col = col0;
+        for (q = 0; q < ls; q += 16) {
+            for (kj = 0; kj < K; kj++) {
+                const tr_ci16 t = col + ((int32_t)kj - P);
+                tr_ci16 v;
+                __builtin_memcpy(&v, f + q + kj, sizeof v);
+                v &= (t >= 0) & (t < W);
+                __builtin_memcpy(zc + kj * ls + q, &v, sizeof v);
             }
+            col += step;
+            col -= (col >= W) & W;
         }
+    }
 }
 #else
+static void shifted_begin(float *z, const struct tr_layer *l)
+{
+    (void)z, (void)l;
+}
+
 static void shifted_planes(float *z, const float *x, size_t ic0, size_t ic1,
                            const struct tr_layer *l)
 {
@@ -561,6 +545,7 @@ static void forward_shifted(float *y, const float *x, const float *w, const floa
 
     shifted_grid(&g, l);
     transpose(wt, w, OC, kk);
+    shifted_begin(z, l);
     for (i = 0; i < n; i++) {
         float *yi = y + i * ys;
         if (i + 1 < n)
@@ -585,7 +570,7 @@ void tr_conv2d_forward(float *y, const float *x, const float *w, const float *b,
     size_t i, oc, q;
 
     if (shifted(l)) {
-        forward_shifted(y, x, w, b, l, n, scratch, col + kk * p + p * OC + kk * OC);
+        forward_shifted(y, x, w, b, l, n, shifted_base(scratch), col + kk * p + p * OC + kk * OC);
         return;
     }
     if (masks)
@@ -674,7 +659,7 @@ static size_t dx_floats(const struct tr_layer *l)
 {
     const size_t K = l->d.kernel, p = (size_t)l->out_h * l->out_w;
     const size_t need = dx_sums_at(l) + l->in_c * dx_cols(l);
-    return dx_at(l) + need <= (size_t)l->in_c * K * K * p ? need : 0;
+    return dx_at(l) + 16 + need <= (size_t)l->in_c * K * K * p ? need : 0;
 }
 
 /* the masks: tap (ki, kj) at position q (e = q mod H*W in its sample)
@@ -891,10 +876,11 @@ void tr_conv2d_backward(float *dx, float *dw, float *db, const float *dy,
     float *dwt = dyt + p * OC;          /* (kk, OC) */
     float *wt = dwt + kk * OC;          /* (kk, OC) */
     float *masks = TR_CONV_MASKS && same_stride1(l) ? wt + kk * OC : NULL;   /* (K, p) */
-    /* dy's copy, the taps' masks and the sums in col's space after the
-     * planes and rows; w as wk in wt's space */
+    /* the planes from col's first 64-byte boundary; dy's copy, the taps'
+     * masks and the sums after the planes and flat inputs; w as wk in
+     * wt's space */
     const int direct = dx && shifted(l) && dx_floats(l) > 0;
-    float *space = col + dx_at(l);
+    float *z = shifted_base(col), *space = z + dx_at(l);
     struct tr_gemm_grid g;
     size_t i, oc, q;
 
@@ -919,10 +905,12 @@ void tr_conv2d_backward(float *dx, float *dw, float *db, const float *dy,
             size_t ic0, ic1;
             if (i + 1 < n)
                 prefetch(x + (i + 1) * xs, xs);
+            if (i == 0 || (dx && !direct))      /* else dcol wrote over the zeros */
+                shifted_begin(z, l);
             for (ic0 = 0; ic0 < l->in_c; ic0 = ic1) {
                 ic1 = group_end(l, ic0);
-                shifted_planes(col, x + i * xs, ic0, ic1, l);
-                tr_gemm_grid_a(dwt + ic0 * KK * OC, col, &g, dyt, (ic1 - ic0) * KK, OC, p, OC,
+                shifted_planes(z, x + i * xs, ic0, ic1, l);
+                tr_gemm_grid_a(dwt + ic0 * KK * OC, z, &g, dyt, (ic1 - ic0) * KK, OC, p, OC,
                                OC);
             }
         } else {
