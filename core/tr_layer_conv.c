@@ -182,11 +182,6 @@ static size_t group_end(const struct tr_layer *l, size_t ic0)
  * flat (flat_len floats: flat_lead zeros, the H*W inputs, zeros to the
  * end), which plane (ic, kj) reads at q + kj; then, for the input
  * gradient, dy's copy, the taps' masks and the sums (dx_floats). */
-static size_t flat_lead(const struct tr_layer *l)
-{
-    return (size_t)l->d.pad * l->in_w + l->d.pad;
-}
-
 static size_t flat_len(const struct tr_layer *l)
 {
     return (plane_stride(l) + l->d.kernel - 1 + 15) / 16 * 16;
@@ -273,6 +268,11 @@ static void shifted_copy(float *restrict row, const float *restrict plane,
 #if TR_CONV_SHIFTED
 typedef float tr_cv16 __attribute__((vector_size(64)));
 typedef int32_t tr_ci16 __attribute__((vector_size(64)));
+
+static size_t flat_lead(const struct tr_layer *l)
+{
+    return (size_t)l->d.pad * l->in_w + l->d.pad;
+}
 
 /* once per call: the zeros around the group's flat inputs (the samples'
  * planes then only copy their inputs in between) */
