@@ -55,32 +55,6 @@ static void seg_cols(unsigned *lo, unsigned *hi, unsigned kj, const struct tr_la
     *hi = whi < *lo ? *lo : whi > end ? end : whi;
 }
 
-#if TR_VFP_ASM
-/* d[0..n) += s[0..n), each d + s in order: four floats at a time by load-
- * and store-multiple (tr_copy_floats' counterpart), then the rest */
-static inline void vfp_add(float *restrict d, const float *restrict s, size_t n)
-{
-    size_t quads = n / 4, i;
-
-    if (quads)
-        __asm__ volatile(
-            "1:\n\t"
-            "vldmia %[s]!, {s0-s3}\n\t"
-            "vldmia %[d], {s4-s7}\n\t"
-            "vadd.f32 s4, s4, s0\n\t"
-            "vadd.f32 s5, s5, s1\n\t"
-            "vadd.f32 s6, s6, s2\n\t"
-            "vadd.f32 s7, s7, s3\n\t"
-            "vstmia %[d]!, {s4-s7}\n\t"
-            "subs %[q], %[q], #1\n\t"
-            "bne 1b\n\t"
-            : [d] "+r"(d), [s] "+r"(s), [q] "+r"(quads)
-            :
-            : "s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "cc", "memory");
-    for (i = 0; i < n % 4; i++)
-        d[i] += s[i];
-}
-#endif
 
 /* Columns j .. j+end-ow0-1 of col (KK, q): output row oh from column ow0
  * to end, each tap's input value, +0 in the padding; a tap row's valid
@@ -256,7 +230,7 @@ static void band_col2im_row(float *dx, const float *dcol, size_t q, size_t j,
                 if (S == 1) {
                     float *xs = xr + kj - P;                /* ow + kj >= P from lo on */
 #if TR_VFP_ASM
-                    vfp_add(xs + lo, r + (lo - ow0), hi - lo);
+                    tr_vfp_add(xs + lo, r + (lo - ow0), hi - lo);
 #else
                     for (ow = lo; ow < hi; ow++)
                         xs[ow] += r[ow - ow0];

@@ -434,8 +434,12 @@ static void col2im(float *restrict dx, const float *restrict col, const float *r
                     float *xr = dx + ((size_t)ic * H + (oh * S + ki - P)) * W;
                     if (S == 1) {
                         float *xs = xr + (wlo + kj - P);
+#if TR_VFP_ASM
+                        tr_vfp_add(xs, r + wlo, whi - wlo);
+#else
                         for (ow = wlo; ow < whi; ow++)
                             xs[ow - wlo] += r[ow];
+#endif
                     } else {
                         for (ow = wlo; ow < whi; ow++)
                             xr[(size_t)ow * S + kj - P] += r[ow];

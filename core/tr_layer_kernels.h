@@ -294,6 +294,35 @@ static inline void tr_copy_floats(float *restrict d, const float *restrict s, si
         *d++ = *s++;
 }
 
+#if TR_VFP_ASM
+/* d[0..n) += s[0..n), each d + s once (the regions do not overlap): four
+ * floats a turn by load-multiple, four adds and store-multiple, then the
+ * rest; the M4F's col2im and lean band adds. The other targets keep their
+ * plain loops, which their compilers do as well or better (RV32 and M55
+ * counted more instructions through a shared plain form). */
+static inline void tr_vfp_add(float *restrict d, const float *restrict s, size_t n)
+{
+    size_t quads = n / 4, i;
+
+    if (quads)
+        __asm__ volatile("1:\n\t"
+                         "vldmia %[s]!, {s0-s3}\n\t"
+                         "vldmia %[d], {s4-s7}\n\t"
+                         "vadd.f32 s4, s4, s0\n\t"
+                         "vadd.f32 s5, s5, s1\n\t"
+                         "vadd.f32 s6, s6, s2\n\t"
+                         "vadd.f32 s7, s7, s3\n\t"
+                         "vstmia %[d]!, {s4-s7}\n\t"
+                         "subs %[q], %[q], #1\n\t"
+                         "bne 1b"
+                         : [d] "+r"(d), [s] "+r"(s), [q] "+r"(quads)
+                         :
+                         : "s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "cc", "memory");
+    for (i = 0; i < n % 4; i++)
+        d[i] += s[i];
+}
+#endif
+
 #if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2)
 /* Helium's floating-point vector instructions compute with the standard
  * FPSCR value, which flushes subnormal inputs and results to zero; the
