@@ -55,7 +55,6 @@ static void seg_cols(unsigned *lo, unsigned *hi, unsigned kj, const struct tr_la
     *hi = whi < *lo ? *lo : whi > end ? end : whi;
 }
 
-
 /* Columns j .. j+end-ow0-1 of col (KK, q): output row oh from column ow0
  * to end, each tap's input value, +0 in the padding; a tap row's valid
  * columns are copied whole. Kernel column by kernel column, so its valid
