@@ -62,6 +62,12 @@ static void conv_cases(void)
          * than the kernel */
         {2, 3, 9, 17, 4, 3, 1, 1}, {1, 2, 4, 16, 3, 5, 1, 2}, {1, 2, 3, 3, 2, 7, 1, 3},
         {2, 1, 5, 40, 2, 3, 1, 1},
+        /* one input channel, 16 output channels a vector (3x3, two vectors; input
+         * rows padded past 32) */
+        {2, 1, 12, 20, 32, 3, 1, 1}, {2, 1, 6, 40, 16, 5, 1, 2},
+        /* dy's transpose with the bias sums: fewer than 16 positions; 28, a block
+         * of 8 past the last 16 */
+        {1, 2, 3, 3, 8, 3, 1, 1}, {2, 3, 4, 7, 24, 3, 1, 1},
     };
     unsigned i;
     for (i = 0; i < sizeof c / sizeof c[0]; i++) {
