@@ -465,6 +465,130 @@ void tr_maxpool2d_plane_route(float *dx, const float *dy, const uint8_t *arg,
     keep_planes(dx, NULL, NULL, arg, NULL, dy, NULL, l);
 }
 
+/* Planes of rows no wider than 16 inputs with at most 8 windows (the
+ * seed's 14x14 -> 7x7): two output rows' windows in one chunk, row oh's in
+ * lanes 0..OW-1 and oh+1's after them, so 7-window rows fill 14 lanes, not
+ * 7. The permutes pick each window's elements from rows 2oh and 2oh+2 (or
+ * 2oh+1 and 2oh+3) and put a row pair's gradients back; the windows are
+ * compared as in the chunks above, so the same bits. */
+struct pool2_pairs {
+    __m512i even, odd;             /* a window's first / second column */
+    __m512i back0, back1;          /* a row of the first / second output row */
+    __mmask16 in;                  /* the 2*OW inputs of a row */
+};
+
+static int pool2_paired(const struct tr_layer *l)
+{
+    return l->in_w <= 16 && l->out_w <= 8;
+}
+
+static void pool2_pairs_make(struct pool2_pairs *pp, unsigned OW)
+{
+    int32_t e[16], o[16], b0[16], b1[16];
+    unsigned j;
+
+    for (j = 0; j < 16; j++) {
+        const unsigned w = j < OW ? j : j - OW, src = j < OW ? 0u : 16u;
+        const unsigned h = j / 2u, col = j % 2u ? 16u : 0u;
+        e[j] = (int32_t)(src + 2u * w);
+        o[j] = (int32_t)(src + 2u * w + 1u);
+        b0[j] = (int32_t)(col + (h < OW ? h : 0u));
+        b1[j] = (int32_t)(col + (h < OW ? OW + h : 0u));
+        if (j >= 2u * OW)
+            e[j] = o[j] = 0;
+    }
+    pp->even = _mm512_loadu_si512(e);
+    pp->odd = _mm512_loadu_si512(o);
+    pp->back0 = _mm512_loadu_si512(b0);
+    pp->back1 = _mm512_loadu_si512(b1);
+    pp->in = (__mmask16)((1u << (2u * OW)) - 1u);
+}
+
+/* output rows oh and, with two, oh+1 of plane x (rows W apart) through BN:
+ * their windows' max in *m, their argmax returned */
+static __m512i pair_max_arg(__m512 *m, const float *x, unsigned W, int two,
+                            const struct pool2_pairs *pp, const struct tr_bn_plane *bn)
+{
+    const __mmask16 in2 = two ? pp->in : 0;
+    __m512 r0 = _mm512_maskz_loadu_ps(pp->in, x), r1 = _mm512_maskz_loadu_ps(pp->in, x + W);
+    __m512 r2 = _mm512_maskz_loadu_ps(in2, two ? x + 2u * W : x);
+    __m512 r3 = _mm512_maskz_loadu_ps(in2, two ? x + 3u * W : x);
+    __m512i a = _mm512_setzero_si512();
+    __mmask16 gt;
+    __m512 mx, v;
+
+    if (bn) {
+        r0 = bn16(r0, bn);
+        r1 = bn16(r1, bn);
+        r2 = bn16(r2, bn);
+        r3 = bn16(r3, bn);
+    }
+    mx = _mm512_permutex2var_ps(r0, pp->even, r2);
+
+    v = _mm512_permutex2var_ps(r0, pp->odd, r2);
+    gt = _mm512_cmp_ps_mask(v, mx, _CMP_GT_OS);
+    mx = _mm512_mask_blend_ps(gt, mx, v);
+    a = _mm512_mask_mov_epi32(a, gt, _mm512_set1_epi32(1));
+    v = _mm512_permutex2var_ps(r1, pp->even, r3);
+    gt = _mm512_cmp_ps_mask(v, mx, _CMP_GT_OS);
+    mx = _mm512_mask_blend_ps(gt, mx, v);
+    a = _mm512_mask_mov_epi32(a, gt, _mm512_set1_epi32(2));
+    v = _mm512_permutex2var_ps(r1, pp->odd, r3);
+    gt = _mm512_cmp_ps_mask(v, mx, _CMP_GT_OS);
+    mx = _mm512_mask_blend_ps(gt, mx, v);
+    *m = mx;
+    return _mm512_mask_mov_epi32(a, gt, _mm512_set1_epi32(3));
+}
+
+static void paired_forward_arg(float *y, uint8_t *arg, const float *x,
+                               const struct tr_bn_plane *bn, const struct tr_layer *l)
+{
+    const unsigned W = l->in_w, OH = l->out_h, OW = l->out_w;
+    struct pool2_pairs pp;
+    unsigned oh;
+
+    pool2_pairs_make(&pp, OW);
+    for (oh = 0; oh < OH; oh += 2) {
+        const int two = oh + 1 < OH;
+        const __mmask16 win = (__mmask16)((1u << ((two ? 2u : 1u) * OW)) - 1u);
+        __m512 m;
+        const __m512i a = pair_max_arg(&m, x + 2u * oh * W, W, two, &pp, bn);
+        _mm512_mask_storeu_ps(y + (size_t)oh * OW, win, m);
+        _mm512_mask_cvtepi32_storeu_epi8(arg + (size_t)oh * OW, win, a);
+    }
+}
+
+static void paired_backward_arg(float *dx, const float *dy, const uint8_t *arg,
+                                const float *y, const struct tr_layer *l, int relu)
+{
+    const unsigned W = l->in_w, OH = l->out_h, OW = l->out_w;
+    struct pool2_pairs pp;
+    unsigned oh;
+
+    pool2_pairs_make(&pp, OW);
+    for (oh = 0; oh < OH; oh += 2) {
+        const int two = oh + 1 < OH;
+        const size_t q = (size_t)oh * OW;
+        const __mmask16 win = (__mmask16)((1u << ((two ? 2u : 1u) * OW)) - 1u);
+        const __m512i a = _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(win, arg + q));
+        const __m512 m = _mm512_maskz_loadu_ps(win, y + q), g = _mm512_maskz_loadu_ps(win, dy + q);
+        const __mmask16 gate =
+            relu ? _mm512_mask_cmp_ps_mask(win, m, _mm512_setzero_ps(), _CMP_GT_OS) : win;
+        const __m512 d00 = _mm512_maskz_mov_ps(_mm512_mask_cmpeq_epi32_mask(gate, a, _mm512_set1_epi32(0)), g);
+        const __m512 d01 = _mm512_maskz_mov_ps(_mm512_mask_cmpeq_epi32_mask(gate, a, _mm512_set1_epi32(1)), g);
+        const __m512 d10 = _mm512_maskz_mov_ps(_mm512_mask_cmpeq_epi32_mask(gate, a, _mm512_set1_epi32(2)), g);
+        const __m512 d11 = _mm512_maskz_mov_ps(_mm512_mask_cmpeq_epi32_mask(gate, a, _mm512_set1_epi32(3)), g);
+        float *d0 = dx + 2u * oh * W;
+        _mm512_mask_storeu_ps(d0, pp.in, _mm512_permutex2var_ps(d00, pp.back0, d01));
+        _mm512_mask_storeu_ps(d0 + W, pp.in, _mm512_permutex2var_ps(d10, pp.back0, d11));
+        if (two) {
+            _mm512_mask_storeu_ps(d0 + 2u * W, pp.in, _mm512_permutex2var_ps(d00, pp.back1, d01));
+            _mm512_mask_storeu_ps(d0 + 3u * W, pp.in, _mm512_permutex2var_ps(d10, pp.back1, d11));
+        }
+    }
+    pool2_edges(dx, l);
+}
+
 /* the planes: 16 windows of every row at a time, their masks made once */
 void tr_maxpool2d_bn_forward_plane_arg(float *y, uint8_t *arg, const float *x,
                                        const struct tr_bn_plane *bn, const struct tr_layer *l,
@@ -474,6 +598,10 @@ void tr_maxpool2d_bn_forward_plane_arg(float *y, uint8_t *arg, const float *x,
     unsigned o, oh;
 
     (void)t;
+    if (pool2_paired(l)) {
+        paired_forward_arg(y, arg, x, bn, l);
+        return;
+    }
     for (o = 0; o < OW; o += 16) {
         __mmask16 lo, hi, win;
         pool2_masks(&lo, &hi, &win, OW - o < 16 ? OW - o : 16);
@@ -490,6 +618,10 @@ void tr_maxpool2d_backward_plane_arg(float *dx, const float *dy, const uint8_t *
     const unsigned W = l->in_w, OH = l->out_h, OW = l->out_w;
     unsigned o, oh;
 
+    if (pool2_paired(l)) {
+        paired_backward_arg(dx, dy, arg, y, l, relu);
+        return;
+    }
     for (o = 0; o < OW; o += 16) {
         __mmask16 lo, hi, win;
         pool2_masks(&lo, &hi, &win, OW - o < 16 ? OW - o : 16);
