@@ -432,39 +432,6 @@ static void chunk_keep(float *d0, float *d1, float *y, uint8_t *keep, const uint
     chunk_route(d0, d1, a, _mm512_maskz_loadu_ps(win, dy), gate, lo, hi);
 }
 
-/* a plane of either pass (chunk_keep), 16 windows of every row at a time */
-static void keep_planes(float *dx, float *y, uint8_t *keep, const uint8_t *kept,
-                        const float *x, const float *dy, const struct tr_bn_plane *bn,
-                        const struct tr_layer *l)
-{
-    const unsigned W = l->in_w, OH = l->out_h, OW = l->out_w;
-    unsigned o, oh;
-
-    for (o = 0; o < OW; o += 16) {
-        __mmask16 lo, hi, win;
-        pool2_masks(&lo, &hi, &win, OW - o < 16 ? OW - o : 16);
-        for (oh = 0; oh < OH; oh++) {
-            const size_t q = (size_t)oh * OW + o, r = 2u * oh * W + 2u * o;
-            chunk_keep(dx + r, dx + r + W, y ? y + q : NULL, keep ? keep + q : NULL,
-                       kept ? kept + q : NULL, x ? x + r : NULL, dy + q, W, lo, hi, win, bn);
-        }
-    }
-    pool2_edges(dx, l);
-}
-
-void tr_maxpool2d_bn_plane_keep(float *dx, float *y, uint8_t *arg, const float *x,
-                                const float *dy, const struct tr_bn_plane *bn,
-                                const struct tr_layer *l)
-{
-    keep_planes(dx, y, arg, NULL, x, dy, bn, l);
-}
-
-void tr_maxpool2d_plane_route(float *dx, const float *dy, const uint8_t *arg,
-                              const struct tr_layer *l)
-{
-    keep_planes(dx, NULL, NULL, arg, NULL, dy, NULL, l);
-}
-
 /* Planes of rows no wider than 16 inputs with at most 8 windows (the
  * seed's 14x14 -> 7x7): two output rows' windows in one chunk, row oh's in
  * lanes 0..OW-1 and oh+1's after them, so 7-window rows fill 14 lanes, not
@@ -479,7 +446,7 @@ struct pool2_pairs {
 
 static int pool2_paired(const struct tr_layer *l)
 {
-    return l->in_w <= 16 && l->out_w <= 8;
+    return tr_maxpool2d_in_place(l) && l->in_w <= 16 && l->out_w <= 8;
 }
 
 static void pool2_pairs_make(struct pool2_pairs *pp, unsigned OW)
@@ -540,6 +507,26 @@ static __m512i pair_max_arg(__m512 *m, const float *x, unsigned W, int two,
     return _mm512_mask_mov_epi32(a, gt, _mm512_set1_epi32(3));
 }
 
+/* two output rows' gradients g where argmax a points (in the windows of
+ * gate), +0 elsewhere, back into input rows d0 .. d0 + 3W (two: else the
+ * first two) */
+static void paired_route(float *d0, unsigned W, int two, __m512i a, __m512 g, __mmask16 gate,
+                         const struct pool2_pairs *pp)
+{
+    const __m512 d00 = _mm512_maskz_mov_ps(_mm512_mask_cmpeq_epi32_mask(gate, a, _mm512_set1_epi32(0)), g);
+    const __m512 d01 = _mm512_maskz_mov_ps(_mm512_mask_cmpeq_epi32_mask(gate, a, _mm512_set1_epi32(1)), g);
+    const __m512 d10 = _mm512_maskz_mov_ps(_mm512_mask_cmpeq_epi32_mask(gate, a, _mm512_set1_epi32(2)), g);
+    const __m512 d11 = _mm512_maskz_mov_ps(_mm512_mask_cmpeq_epi32_mask(gate, a, _mm512_set1_epi32(3)), g);
+
+    _mm512_mask_storeu_ps(d0, pp->in, _mm512_permutex2var_ps(d00, pp->back0, d01));
+    _mm512_mask_storeu_ps(d0 + W, pp->in, _mm512_permutex2var_ps(d10, pp->back0, d11));
+    if (two) {
+        _mm512_mask_storeu_ps(d0 + 2u * W, pp->in, _mm512_permutex2var_ps(d00, pp->back1, d01));
+        _mm512_mask_storeu_ps(d0 + 3u * W, pp->in, _mm512_permutex2var_ps(d10, pp->back1, d11));
+    }
+}
+
+/* arg NULL: the max only */
 static void paired_forward_arg(float *y, uint8_t *arg, const float *x,
                                const struct tr_bn_plane *bn, const struct tr_layer *l)
 {
@@ -554,7 +541,8 @@ static void paired_forward_arg(float *y, uint8_t *arg, const float *x,
         __m512 m;
         const __m512i a = pair_max_arg(&m, x + 2u * oh * W, W, two, &pp, bn);
         _mm512_mask_storeu_ps(y + (size_t)oh * OW, win, m);
-        _mm512_mask_cvtepi32_storeu_epi8(arg + (size_t)oh * OW, win, a);
+        if (arg)
+            _mm512_mask_cvtepi32_storeu_epi8(arg + (size_t)oh * OW, win, a);
     }
 }
 
@@ -574,19 +562,79 @@ static void paired_backward_arg(float *dx, const float *dy, const uint8_t *arg,
         const __m512 m = _mm512_maskz_loadu_ps(win, y + q), g = _mm512_maskz_loadu_ps(win, dy + q);
         const __mmask16 gate =
             relu ? _mm512_mask_cmp_ps_mask(win, m, _mm512_setzero_ps(), _CMP_GT_OS) : win;
-        const __m512 d00 = _mm512_maskz_mov_ps(_mm512_mask_cmpeq_epi32_mask(gate, a, _mm512_set1_epi32(0)), g);
-        const __m512 d01 = _mm512_maskz_mov_ps(_mm512_mask_cmpeq_epi32_mask(gate, a, _mm512_set1_epi32(1)), g);
-        const __m512 d10 = _mm512_maskz_mov_ps(_mm512_mask_cmpeq_epi32_mask(gate, a, _mm512_set1_epi32(2)), g);
-        const __m512 d11 = _mm512_maskz_mov_ps(_mm512_mask_cmpeq_epi32_mask(gate, a, _mm512_set1_epi32(3)), g);
-        float *d0 = dx + 2u * oh * W;
-        _mm512_mask_storeu_ps(d0, pp.in, _mm512_permutex2var_ps(d00, pp.back0, d01));
-        _mm512_mask_storeu_ps(d0 + W, pp.in, _mm512_permutex2var_ps(d10, pp.back0, d11));
-        if (two) {
-            _mm512_mask_storeu_ps(d0 + 2u * W, pp.in, _mm512_permutex2var_ps(d00, pp.back1, d01));
-            _mm512_mask_storeu_ps(d0 + 3u * W, pp.in, _mm512_permutex2var_ps(d10, pp.back1, d11));
+        paired_route(dx + 2u * oh * W, W, two, a, g, gate, &pp);
+    }
+    pool2_edges(dx, l);
+}
+
+/* keep_planes' passes (chunk_keep) on paired rows */
+static void paired_keep(float *dx, float *y, uint8_t *keep, const uint8_t *kept, const float *x,
+                        const float *dy, const struct tr_bn_plane *bn, const struct tr_layer *l)
+{
+    const unsigned W = l->in_w, OH = l->out_h, OW = l->out_w;
+    struct pool2_pairs pp;
+    unsigned oh;
+
+    pool2_pairs_make(&pp, OW);
+    for (oh = 0; oh < OH; oh += 2) {
+        const int two = oh + 1 < OH;
+        const size_t q = (size_t)oh * OW;
+        const __mmask16 win = (__mmask16)((1u << ((two ? 2u : 1u) * OW)) - 1u);
+        __mmask16 gate;
+        __m512i a;
+        if (x) {
+            __m512 m;
+            a = pair_max_arg(&m, x + 2u * oh * W, W, two, &pp, bn);
+            gate = bn->relu ? _mm512_mask_cmp_ps_mask(win, m, _mm512_setzero_ps(), _CMP_GT_OS)
+                            : win;
+            if (y)
+                _mm512_mask_storeu_ps(y + q, win, m);
+            _mm512_mask_cvtepi32_storeu_epi8(
+                keep + q, win, _mm512_mask_mov_epi32(_mm512_set1_epi32((int)TR_POOL_SHUT), gate, a));
+        } else {
+            a = _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(win, kept + q));
+            gate = _mm512_mask_cmplt_epi32_mask(win, a, _mm512_set1_epi32((int)TR_POOL_SHUT));
+        }
+        paired_route(dx + 2u * oh * W, W, two, a, _mm512_maskz_loadu_ps(win, dy + q), gate, &pp);
+    }
+    pool2_edges(dx, l);
+}
+
+/* a plane of either pass (chunk_keep), 16 windows of every row at a time */
+static void keep_planes(float *dx, float *y, uint8_t *keep, const uint8_t *kept,
+                        const float *x, const float *dy, const struct tr_bn_plane *bn,
+                        const struct tr_layer *l)
+{
+    const unsigned W = l->in_w, OH = l->out_h, OW = l->out_w;
+    unsigned o, oh;
+
+    if (pool2_paired(l)) {
+        paired_keep(dx, y, keep, kept, x, dy, bn, l);
+        return;
+    }
+    for (o = 0; o < OW; o += 16) {
+        __mmask16 lo, hi, win;
+        pool2_masks(&lo, &hi, &win, OW - o < 16 ? OW - o : 16);
+        for (oh = 0; oh < OH; oh++) {
+            const size_t q = (size_t)oh * OW + o, r = 2u * oh * W + 2u * o;
+            chunk_keep(dx + r, dx + r + W, y ? y + q : NULL, keep ? keep + q : NULL,
+                       kept ? kept + q : NULL, x ? x + r : NULL, dy + q, W, lo, hi, win, bn);
         }
     }
     pool2_edges(dx, l);
+}
+
+void tr_maxpool2d_bn_plane_keep(float *dx, float *y, uint8_t *arg, const float *x,
+                                const float *dy, const struct tr_bn_plane *bn,
+                                const struct tr_layer *l)
+{
+    keep_planes(dx, y, arg, NULL, x, dy, bn, l);
+}
+
+void tr_maxpool2d_plane_route(float *dx, const float *dy, const uint8_t *arg,
+                              const struct tr_layer *l)
+{
+    keep_planes(dx, NULL, NULL, arg, NULL, dy, NULL, l);
 }
 
 /* the planes: 16 windows of every row at a time, their masks made once */
@@ -642,6 +690,10 @@ void tr_maxpool2d_bn_forward_plane(float *y, const float *x, const struct tr_bn_
 
     if (!tr_maxpool2d_in_place(l)) {
         bn_forward_plane_parts(y, x, bn, l, t);
+        return;
+    }
+    if (pool2_paired(l)) {
+        paired_forward_arg(y, NULL, x, bn, l);
         return;
     }
     for (oh = 0; oh < OH; oh++)
