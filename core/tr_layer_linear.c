@@ -1,6 +1,14 @@
 /* tinyring: Linear, y = x w^T + b. */
 #include "tr_layer_kernels.h"
 
+/* where the GEMM has vector tiles (tr_kernel_gemm.c) */
+#if defined(__GNUC__) && (defined(__AVX512F__) || defined(__AVX__) || \
+                          defined(__ARM_NEON) || defined(__SSE2__))
+#define TR_LIN_VECTOR 1
+#else
+#define TR_LIN_VECTOR 0
+#endif
+
 /* Reference: one plain dot product per output. */
 void tr_linear_forward_ref(float *y, const float *x, const float *w, const float *b,
                            const struct tr_layer *l, unsigned n)
@@ -17,11 +25,93 @@ void tr_linear_forward_ref(float *y, const float *x, const float *w, const float
         }
 }
 
-/* Fast: the dot product in 16 independent partial sums (TR_L16's named
- * accumulators), which a compiler may vectorise without reassociating
- * anything (strict FP), then a fixed-order reduction of the lanes. Same
- * bits on every target. */
+/* Fast: the dot product in 16 independent partial sums (lane j adds the
+ * products k = 16m + j in order), then the tail and the lanes in order onto
+ * +0, then the bias: the same bits on every target. Where the GEMM has
+ * vector tiles, a GCC vector holds the lanes and a block of TR_LIN_SB
+ * samples x TR_LIN_OB outputs runs side by side (each input vector loaded
+ * once for the block's outputs, w's rows once for its samples; one dot
+ * product alone waited on its own chain); elsewhere TR_L16's named
+ * accumulators, which a compiler may vectorise without reassociating. */
 #define TR_LIN_LANES 16
+#if TR_LIN_VECTOR
+#if defined(__AVX512F__)     /* 20 sums of 32 registers */
+#define TR_LIN_SB 4
+#define TR_LIN_OB 5
+#else                           /* a 16-lane sum is 2 or 4 registers */
+#define TR_LIN_SB 1
+#define TR_LIN_OB 2
+#endif
+typedef float tr_lv __attribute__((vector_size(TR_LIN_LANES * 4)));
+
+/* y[i0 + s][o0 + t] for s < sb, t < ob (constants where it is inlined) */
+static inline __attribute__((always_inline)) void
+lin_block(float *restrict y, const float *restrict x, const float *restrict w,
+          const float *restrict b, size_t in, size_t out, size_t i0, size_t o0, const int sb,
+          const int ob)
+{
+    const size_t body = in - in % TR_LIN_LANES;
+    tr_lv acc[TR_LIN_SB][TR_LIN_OB];
+    float r[TR_LIN_SB][TR_LIN_OB];
+    size_t k;
+    int s, t, j;
+
+    for (s = 0; s < sb; s++)
+        for (t = 0; t < ob; t++) {
+            acc[s][t] = (tr_lv){0};
+            r[s][t] = 0.0f;
+        }
+    for (k = 0; k < body; k += TR_LIN_LANES) {
+        tr_lv xv[TR_LIN_SB];
+        for (s = 0; s < sb; s++)
+            __builtin_memcpy(&xv[s], x + (i0 + s) * in + k, sizeof xv[s]);
+        for (t = 0; t < ob; t++) {
+            tr_lv wv;
+            __builtin_memcpy(&wv, w + (o0 + t) * in + k, sizeof wv);
+            for (s = 0; s < sb; s++)
+                acc[s][t] += xv[s] * wv;
+        }
+    }
+    for (k = body; k < in; k++)
+        for (s = 0; s < sb; s++)
+            for (t = 0; t < ob; t++)
+                r[s][t] += x[(i0 + s) * in + k] * w[(o0 + t) * in + k];
+    for (j = 0; j < TR_LIN_LANES; j++)
+        for (s = 0; s < sb; s++)
+            for (t = 0; t < ob; t++)
+                r[s][t] += acc[s][t][j];
+    for (s = 0; s < sb; s++)
+        for (t = 0; t < ob; t++)
+            y[(i0 + s) * out + o0 + t] = r[s][t] + b[o0 + t];
+}
+
+/* the samples [i0, i0 + sb) (sb a constant where it is inlined), their
+ * outputs a block at a time */
+static inline __attribute__((always_inline)) void
+lin_samples(float *y, const float *x, const float *w, const float *b, size_t in, size_t out,
+            size_t i0, const int sb)
+{
+    size_t o0 = 0;
+
+    for (; o0 + TR_LIN_OB <= out; o0 += TR_LIN_OB)
+        lin_block(y, x, w, b, in, out, i0, o0, sb, TR_LIN_OB);
+    for (; o0 < out; o0++)
+        lin_block(y, x, w, b, in, out, i0, o0, sb, 1);
+}
+
+void tr_linear_forward(float *restrict y, const float *restrict x,
+                       const float *restrict w, const float *restrict b,
+                       const struct tr_layer *l, unsigned n)
+{
+    const size_t in = (size_t)l->in_c * l->in_h * l->in_w, out = l->out_c;
+    size_t i = 0;
+
+    for (; i + TR_LIN_SB <= n; i += TR_LIN_SB)
+        lin_samples(y, x, w, b, in, out, i, TR_LIN_SB);
+    for (; i < n; i++)
+        lin_samples(y, x, w, b, in, out, i, 1);
+}
+#else
 #define LIN_MAC(j) a##j += xi[k + j] * wo[k + j];
 void tr_linear_forward(float *restrict y, const float *restrict x,
                        const float *restrict w, const float *restrict b,
@@ -37,6 +127,7 @@ void tr_linear_forward(float *restrict y, const float *restrict x,
             const float *wo = w + o * in;
             float s = 0.0f;
             TR_L16(TR_ZERO)
+
             for (k = 0; k < body; k += TR_LIN_LANES) {
                 TR_L16(LIN_MAC)
             }
@@ -48,6 +139,7 @@ void tr_linear_forward(float *restrict y, const float *restrict x,
     }
 }
 #undef LIN_MAC
+#endif
 
 /* dw[o][:] = sum_i dy[i][o] x[i][:], db[o] = sum_i dy[i][o],
  * dx[i][:] = sum_o dy[i][o] w[o][:]: all axpy over contiguous rows, which is
@@ -56,8 +148,7 @@ void tr_linear_forward(float *restrict y, const float *restrict x,
  * order: dw = dy^T x (tr_gemm_at_set, dy read as A stored transposed) and
  * dx = dy w (tr_gemm_set), each row of dw in registers over the whole batch
  * instead of read and written once per sample. */
-#if defined(__GNUC__) && (defined(__AVX512F__) || defined(__AVX__) || \
-                          defined(__ARM_NEON) || defined(__SSE2__))
+#if TR_LIN_VECTOR
 void tr_linear_backward(float *restrict dx, float *restrict dw, float *restrict db,
                         const float *restrict dy, const float *restrict x,
                         const float *restrict w, const struct tr_layer *l, unsigned n)
