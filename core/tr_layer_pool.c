@@ -471,6 +471,12 @@ static void pool2_pairs_make(struct pool2_pairs *pp, unsigned OW)
     pp->in = (__mmask16)((1u << (2u * OW)) - 1u);
 }
 
+/* the windows of an output row, and with two of the next */
+static __mmask16 pair_windows(int two, unsigned OW)
+{
+    return (__mmask16)((1u << ((two ? 2u : 1u) * OW)) - 1u);
+}
+
 /* output rows oh and, with two, oh+1 of plane x (rows W apart) through BN:
  * their windows' max in *m, their argmax returned */
 static __m512i pair_max_arg(__m512 *m, const float *x, unsigned W, int two,
@@ -537,7 +543,7 @@ static void paired_forward_arg(float *y, uint8_t *arg, const float *x,
     pool2_pairs_make(&pp, OW);
     for (oh = 0; oh < OH; oh += 2) {
         const int two = oh + 1 < OH;
-        const __mmask16 win = (__mmask16)((1u << ((two ? 2u : 1u) * OW)) - 1u);
+        const __mmask16 win = pair_windows(two, OW);
         __m512 m;
         const __m512i a = pair_max_arg(&m, x + 2u * oh * W, W, two, &pp, bn);
         _mm512_mask_storeu_ps(y + (size_t)oh * OW, win, m);
@@ -557,7 +563,7 @@ static void paired_backward_arg(float *dx, const float *dy, const uint8_t *arg,
     for (oh = 0; oh < OH; oh += 2) {
         const int two = oh + 1 < OH;
         const size_t q = (size_t)oh * OW;
-        const __mmask16 win = (__mmask16)((1u << ((two ? 2u : 1u) * OW)) - 1u);
+        const __mmask16 win = pair_windows(two, OW);
         const __m512i a = _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(win, arg + q));
         const __m512 m = _mm512_maskz_loadu_ps(win, y + q), g = _mm512_maskz_loadu_ps(win, dy + q);
         const __mmask16 gate =
@@ -579,7 +585,7 @@ static void paired_keep(float *dx, float *y, uint8_t *keep, const uint8_t *kept,
     for (oh = 0; oh < OH; oh += 2) {
         const int two = oh + 1 < OH;
         const size_t q = (size_t)oh * OW;
-        const __mmask16 win = (__mmask16)((1u << ((two ? 2u : 1u) * OW)) - 1u);
+        const __mmask16 win = pair_windows(two, OW);
         __mmask16 gate;
         __m512i a;
         if (x) {
