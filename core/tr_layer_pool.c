@@ -340,30 +340,38 @@ static void pool2_row_inplace(float *restrict t0, float *restrict t1,
     pool2_row_bwd(t0, t1, t0, t1, y, dy, ow_n, relu, NULL);
 }
 
-/* 16 windows (masks lo, hi of their inputs) of a row pair x0, x1 through
- * BN: their max in *m, their argmax (0..3) returned */
-static __m512i chunk_max_arg(__m512 *m, const float *x0, const float *x1, __mmask16 lo,
-                             __mmask16 hi, const struct tr_bn_plane *bn)
+/* windows' four elements (top left, top right, bottom left, bottom
+ * right) in lane order: their max in *m, their argmax (0..3) returned;
+ * each element replaces the max only if greater, in the pool's order */
+static inline __attribute__((always_inline)) __m512i window_max_arg(__m512 *m, __m512 e0, __m512 e1, __m512 e2, __m512 e3)
 {
     __mmask16 gt;
-    __m512 r[4], v, mx;
+    __m512 mx = e0;
     __m512i a = _mm512_setzero_si512();
 
-    pool2_load(r, x0, x1, 0, lo, hi, bn);
-    mx = _mm512_permutex2var_ps(r[0], EVEN_IDX, r[1]);
-    v = _mm512_permutex2var_ps(r[0], ODD_IDX, r[1]);
-    gt = _mm512_cmp_ps_mask(v, mx, _CMP_GT_OS);
-    mx = _mm512_mask_blend_ps(gt, mx, v);
+    gt = _mm512_cmp_ps_mask(e1, mx, _CMP_GT_OS);
+    mx = _mm512_mask_blend_ps(gt, mx, e1);
     a = _mm512_mask_mov_epi32(a, gt, _mm512_set1_epi32(1));
-    v = _mm512_permutex2var_ps(r[2], EVEN_IDX, r[3]);
-    gt = _mm512_cmp_ps_mask(v, mx, _CMP_GT_OS);
-    mx = _mm512_mask_blend_ps(gt, mx, v);
+    gt = _mm512_cmp_ps_mask(e2, mx, _CMP_GT_OS);
+    mx = _mm512_mask_blend_ps(gt, mx, e2);
     a = _mm512_mask_mov_epi32(a, gt, _mm512_set1_epi32(2));
-    v = _mm512_permutex2var_ps(r[2], ODD_IDX, r[3]);
-    gt = _mm512_cmp_ps_mask(v, mx, _CMP_GT_OS);
-    mx = _mm512_mask_blend_ps(gt, mx, v);
-    *m = mx;
+    gt = _mm512_cmp_ps_mask(e3, mx, _CMP_GT_OS);
+    *m = _mm512_mask_blend_ps(gt, mx, e3);
     return _mm512_mask_mov_epi32(a, gt, _mm512_set1_epi32(3));
+}
+
+/* 16 windows (masks lo, hi of their inputs) of a row pair x0, x1 through
+ * BN: their max in *m, their argmax (0..3) returned */
+static inline __attribute__((always_inline)) __m512i chunk_max_arg(__m512 *m, const float *x0, const float *x1, __mmask16 lo,
+                             __mmask16 hi, const struct tr_bn_plane *bn)
+{
+    __m512 r[4];
+
+    pool2_load(r, x0, x1, 0, lo, hi, bn);
+    return window_max_arg(m, _mm512_permutex2var_ps(r[0], EVEN_IDX, r[1]),
+                          _mm512_permutex2var_ps(r[0], ODD_IDX, r[1]),
+                          _mm512_permutex2var_ps(r[2], EVEN_IDX, r[3]),
+                          _mm512_permutex2var_ps(r[2], ODD_IDX, r[3]));
 }
 
 /* the same, their max to y and their argmax to arg (win: the windows) */
@@ -378,20 +386,40 @@ static void chunk_fwd_arg(float *y, uint8_t *arg, const float *x0, const float *
     _mm512_mask_cvtepi32_storeu_epi8(arg, win, a);
 }
 
+/* the windows' gradients by element (d[e], e as window_max_arg numbers
+ * them): g where argmax a is e in the windows of gate, +0 elsewhere */
+static inline __attribute__((always_inline)) void window_route(__m512 d[4], __m512i a, __m512 g, __mmask16 gate)
+{
+    int e;
+
+    for (e = 0; e < 4; e++)
+        d[e] = _mm512_maskz_mov_ps(_mm512_mask_cmpeq_epi32_mask(gate, a, _mm512_set1_epi32(e)), g);
+}
+
 /* 16 windows' gradients: g where argmax a points in the windows of gate,
  * +0 elsewhere, interleaved back into rows d0, d1 */
 static void chunk_route(float *d0, float *d1, __m512i a, __m512 g, __mmask16 gate,
                         __mmask16 lo, __mmask16 hi)
 {
-    const __m512 d00 = _mm512_maskz_mov_ps(_mm512_mask_cmpeq_epi32_mask(gate, a, _mm512_set1_epi32(0)), g);
-    const __m512 d01 = _mm512_maskz_mov_ps(_mm512_mask_cmpeq_epi32_mask(gate, a, _mm512_set1_epi32(1)), g);
-    const __m512 d10 = _mm512_maskz_mov_ps(_mm512_mask_cmpeq_epi32_mask(gate, a, _mm512_set1_epi32(2)), g);
-    const __m512 d11 = _mm512_maskz_mov_ps(_mm512_mask_cmpeq_epi32_mask(gate, a, _mm512_set1_epi32(3)), g);
+    __m512 d[4];
 
-    _mm512_mask_storeu_ps(d0, lo, _mm512_permutex2var_ps(d00, ILV_LO, d01));
-    _mm512_mask_storeu_ps(d0 + 16, hi, _mm512_permutex2var_ps(d00, ILV_HI, d01));
-    _mm512_mask_storeu_ps(d1, lo, _mm512_permutex2var_ps(d10, ILV_LO, d11));
-    _mm512_mask_storeu_ps(d1 + 16, hi, _mm512_permutex2var_ps(d10, ILV_HI, d11));
+    window_route(d, a, g, gate);
+    _mm512_mask_storeu_ps(d0, lo, _mm512_permutex2var_ps(d[0], ILV_LO, d[1]));
+    _mm512_mask_storeu_ps(d0 + 16, hi, _mm512_permutex2var_ps(d[0], ILV_HI, d[1]));
+    _mm512_mask_storeu_ps(d1, lo, _mm512_permutex2var_ps(d[2], ILV_LO, d[3]));
+    _mm512_mask_storeu_ps(d1 + 16, hi, _mm512_permutex2var_ps(d[2], ILV_HI, d[3]));
+}
+
+/* the windows win's argmax bytes from arg in *a and their dy in *g; the
+ * gate returned: with relu the windows whose max y is > 0, else all */
+static inline __attribute__((always_inline)) __mmask16 arg_load(__m512i *a, __m512 *g, const uint8_t *arg, const float *y,
+                                 const float *dy, __mmask16 win, int relu)
+{
+    *a = _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(win, arg));
+    *g = _mm512_maskz_loadu_ps(win, dy);
+    return relu ? _mm512_mask_cmp_ps_mask(win, _mm512_maskz_loadu_ps(win, y),
+                                          _mm512_setzero_ps(), _CMP_GT_OS)
+                : win;
 }
 
 /* 16 windows' gradients from their argmax: dy where it points (through
@@ -399,9 +427,9 @@ static void chunk_route(float *d0, float *d1, __m512i a, __m512 g, __mmask16 gat
 static void chunk_bwd_arg(float *d0, float *d1, const uint8_t *arg, const float *y,
                           const float *dy, __mmask16 lo, __mmask16 hi, __mmask16 win, int relu)
 {
-    const __m512i a = _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(win, arg));
-    const __m512 m = _mm512_maskz_loadu_ps(win, y), g = _mm512_maskz_loadu_ps(win, dy);
-    const __mmask16 gate = relu ? _mm512_cmp_ps_mask(m, _mm512_setzero_ps(), _CMP_GT_OS) : win;
+    __m512i a;
+    __m512 g;
+    const __mmask16 gate = arg_load(&a, &g, arg, y, dy, win, relu);
 
     chunk_route(d0, d1, a, g, gate, lo, hi);
 }
@@ -409,7 +437,30 @@ static void chunk_bwd_arg(float *d0, float *d1, const uint8_t *arg, const float 
 /* 16 windows of the kept-window passes. The first (x0 set): their max to y
  * (unless NULL), argmax or TR_POOL_SHUT to keep; the second (x0 NULL): the
  * argmax bytes read back from kept. Either routes dy into rows d0, d1. */
-static void chunk_keep(float *d0, float *d1, float *y, uint8_t *keep, const uint8_t *kept,
+/* the kept-window passes' gates. The first's: the windows win of max m
+ * (stored to y unless NULL) that pass the ReLU, their argmax a kept, the
+ * others TR_POOL_SHUT. The second's: the windows whose kept byte (read
+ * into *a) is not TR_POOL_SHUT. */
+static inline __attribute__((always_inline)) __mmask16 keep_first(float *y, uint8_t *keep, __m512i a, __m512 m,
+                                   __mmask16 win, const struct tr_bn_plane *bn)
+{
+    const __mmask16 gate =
+        bn->relu ? _mm512_mask_cmp_ps_mask(win, m, _mm512_setzero_ps(), _CMP_GT_OS) : win;
+
+    if (y)
+        _mm512_mask_storeu_ps(y, win, m);
+    _mm512_mask_cvtepi32_storeu_epi8(
+        keep, win, _mm512_mask_mov_epi32(_mm512_set1_epi32((int)TR_POOL_SHUT), gate, a));
+    return gate;
+}
+
+static inline __attribute__((always_inline)) __mmask16 keep_second(__m512i *a, const uint8_t *kept, __mmask16 win)
+{
+    *a = _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(win, kept));
+    return _mm512_mask_cmplt_epi32_mask(win, *a, _mm512_set1_epi32((int)TR_POOL_SHUT));
+}
+
+static inline __attribute__((always_inline)) void chunk_keep(float *d0, float *d1, float *y, uint8_t *keep, const uint8_t *kept,
                        const float *x0, const float *dy, unsigned W, __mmask16 lo,
                        __mmask16 hi, __mmask16 win, const struct tr_bn_plane *bn)
 {
@@ -419,15 +470,9 @@ static void chunk_keep(float *d0, float *d1, float *y, uint8_t *keep, const uint
     if (x0) {
         __m512 m;
         a = chunk_max_arg(&m, x0, x0 + W, lo, hi, bn);
-        gate = bn->relu ? _mm512_mask_cmp_ps_mask(win, m, _mm512_setzero_ps(), _CMP_GT_OS)
-                        : win;
-        if (y)
-            _mm512_mask_storeu_ps(y, win, m);
-        _mm512_mask_cvtepi32_storeu_epi8(
-            keep, win, _mm512_mask_mov_epi32(_mm512_set1_epi32((int)TR_POOL_SHUT), gate, a));
+        gate = keep_first(y, keep, a, m, win, bn);
     } else {
-        a = _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(win, kept));
-        gate = _mm512_mask_cmplt_epi32_mask(win, a, _mm512_set1_epi32((int)TR_POOL_SHUT));
+        gate = keep_second(&a, kept, win);
     }
     chunk_route(d0, d1, a, _mm512_maskz_loadu_ps(win, dy), gate, lo, hi);
 }
@@ -479,16 +524,13 @@ static __mmask16 pair_windows(int two, unsigned OW)
 
 /* output rows oh and, with two, oh+1 of plane x (rows W apart) through BN:
  * their windows' max in *m, their argmax returned */
-static __m512i pair_max_arg(__m512 *m, const float *x, unsigned W, int two,
+static inline __attribute__((always_inline)) __m512i pair_max_arg(__m512 *m, const float *x, unsigned W, int two,
                             const struct pool2_pairs *pp, const struct tr_bn_plane *bn)
 {
     const __mmask16 in2 = two ? pp->in : 0;
     __m512 r0 = _mm512_maskz_loadu_ps(pp->in, x), r1 = _mm512_maskz_loadu_ps(pp->in, x + W);
     __m512 r2 = _mm512_maskz_loadu_ps(in2, two ? x + 2u * W : x);
     __m512 r3 = _mm512_maskz_loadu_ps(in2, two ? x + 3u * W : x);
-    __m512i a = _mm512_setzero_si512();
-    __mmask16 gt;
-    __m512 mx, v;
 
     if (bn) {
         r0 = bn16(r0, bn);
@@ -496,21 +538,10 @@ static __m512i pair_max_arg(__m512 *m, const float *x, unsigned W, int two,
         r2 = bn16(r2, bn);
         r3 = bn16(r3, bn);
     }
-    mx = _mm512_permutex2var_ps(r0, pp->even, r2);
-
-    v = _mm512_permutex2var_ps(r0, pp->odd, r2);
-    gt = _mm512_cmp_ps_mask(v, mx, _CMP_GT_OS);
-    mx = _mm512_mask_blend_ps(gt, mx, v);
-    a = _mm512_mask_mov_epi32(a, gt, _mm512_set1_epi32(1));
-    v = _mm512_permutex2var_ps(r1, pp->even, r3);
-    gt = _mm512_cmp_ps_mask(v, mx, _CMP_GT_OS);
-    mx = _mm512_mask_blend_ps(gt, mx, v);
-    a = _mm512_mask_mov_epi32(a, gt, _mm512_set1_epi32(2));
-    v = _mm512_permutex2var_ps(r1, pp->odd, r3);
-    gt = _mm512_cmp_ps_mask(v, mx, _CMP_GT_OS);
-    mx = _mm512_mask_blend_ps(gt, mx, v);
-    *m = mx;
-    return _mm512_mask_mov_epi32(a, gt, _mm512_set1_epi32(3));
+    return window_max_arg(m, _mm512_permutex2var_ps(r0, pp->even, r2),
+                          _mm512_permutex2var_ps(r0, pp->odd, r2),
+                          _mm512_permutex2var_ps(r1, pp->even, r3),
+                          _mm512_permutex2var_ps(r1, pp->odd, r3));
 }
 
 /* two output rows' gradients g where argmax a points (in the windows of
@@ -519,21 +550,19 @@ static __m512i pair_max_arg(__m512 *m, const float *x, unsigned W, int two,
 static void paired_route(float *d0, unsigned W, int two, __m512i a, __m512 g, __mmask16 gate,
                          const struct pool2_pairs *pp)
 {
-    const __m512 d00 = _mm512_maskz_mov_ps(_mm512_mask_cmpeq_epi32_mask(gate, a, _mm512_set1_epi32(0)), g);
-    const __m512 d01 = _mm512_maskz_mov_ps(_mm512_mask_cmpeq_epi32_mask(gate, a, _mm512_set1_epi32(1)), g);
-    const __m512 d10 = _mm512_maskz_mov_ps(_mm512_mask_cmpeq_epi32_mask(gate, a, _mm512_set1_epi32(2)), g);
-    const __m512 d11 = _mm512_maskz_mov_ps(_mm512_mask_cmpeq_epi32_mask(gate, a, _mm512_set1_epi32(3)), g);
+    __m512 d[4];
 
-    _mm512_mask_storeu_ps(d0, pp->in, _mm512_permutex2var_ps(d00, pp->back0, d01));
-    _mm512_mask_storeu_ps(d0 + W, pp->in, _mm512_permutex2var_ps(d10, pp->back0, d11));
+    window_route(d, a, g, gate);
+    _mm512_mask_storeu_ps(d0, pp->in, _mm512_permutex2var_ps(d[0], pp->back0, d[1]));
+    _mm512_mask_storeu_ps(d0 + W, pp->in, _mm512_permutex2var_ps(d[2], pp->back0, d[3]));
     if (two) {
-        _mm512_mask_storeu_ps(d0 + 2u * W, pp->in, _mm512_permutex2var_ps(d00, pp->back1, d01));
-        _mm512_mask_storeu_ps(d0 + 3u * W, pp->in, _mm512_permutex2var_ps(d10, pp->back1, d11));
+        _mm512_mask_storeu_ps(d0 + 2u * W, pp->in, _mm512_permutex2var_ps(d[0], pp->back1, d[1]));
+        _mm512_mask_storeu_ps(d0 + 3u * W, pp->in, _mm512_permutex2var_ps(d[2], pp->back1, d[3]));
     }
 }
 
 /* arg NULL: the max only */
-static void paired_forward_arg(float *y, uint8_t *arg, const float *x,
+static inline __attribute__((always_inline)) void paired_forward_arg(float *y, uint8_t *arg, const float *x,
                                const struct tr_bn_plane *bn, const struct tr_layer *l)
 {
     const unsigned W = l->in_w, OH = l->out_h, OW = l->out_w;
@@ -564,10 +593,9 @@ static void paired_backward_arg(float *dx, const float *dy, const uint8_t *arg,
         const int two = oh + 1 < OH;
         const size_t q = (size_t)oh * OW;
         const __mmask16 win = pair_windows(two, OW);
-        const __m512i a = _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(win, arg + q));
-        const __m512 m = _mm512_maskz_loadu_ps(win, y + q), g = _mm512_maskz_loadu_ps(win, dy + q);
-        const __mmask16 gate =
-            relu ? _mm512_mask_cmp_ps_mask(win, m, _mm512_setzero_ps(), _CMP_GT_OS) : win;
+        __m512i a;
+        __m512 g;
+        const __mmask16 gate = arg_load(&a, &g, arg + q, y + q, dy + q, win, relu);
         paired_route(dx + 2u * oh * W, W, two, a, g, gate, &pp);
     }
     pool2_edges(dx, l);
@@ -591,15 +619,9 @@ static void paired_keep(float *dx, float *y, uint8_t *keep, const uint8_t *kept,
         if (x) {
             __m512 m;
             a = pair_max_arg(&m, x + 2u * oh * W, W, two, &pp, bn);
-            gate = bn->relu ? _mm512_mask_cmp_ps_mask(win, m, _mm512_setzero_ps(), _CMP_GT_OS)
-                            : win;
-            if (y)
-                _mm512_mask_storeu_ps(y + q, win, m);
-            _mm512_mask_cvtepi32_storeu_epi8(
-                keep + q, win, _mm512_mask_mov_epi32(_mm512_set1_epi32((int)TR_POOL_SHUT), gate, a));
+            gate = keep_first(y ? y + q : NULL, keep + q, a, m, win, bn);
         } else {
-            a = _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(win, kept + q));
-            gate = _mm512_mask_cmplt_epi32_mask(win, a, _mm512_set1_epi32((int)TR_POOL_SHUT));
+            gate = keep_second(&a, kept + q, win);
         }
         paired_route(dx + 2u * oh * W, W, two, a, _mm512_maskz_loadu_ps(win, dy + q), gate, &pp);
     }
