@@ -1038,7 +1038,7 @@ void tr_conv2d_backward(float *dx, float *dw, float *db, const float *dy,
     /* the planes from col's first 64-byte boundary; dy's copy, the taps'
      * masks and the sums after the planes and flat inputs; w as wk in
      * wt's space */
-    const int direct = dx && shifted(l) && dx_floats(l) > 0;
+    const int planes = shifted(l), one = dw1(l), direct = dx && planes && dx_floats(l) > 0;
     float *z = shifted_base(col), *space = z + dx_at(l);
     struct tr_gemm_grid g;
     size_t i, oc, q;
@@ -1063,10 +1063,10 @@ void tr_conv2d_backward(float *dx, float *dw, float *db, const float *dy,
             db[oc] += tr_sum_lanes16(dyi + oc * p, p);
         transpose(dyt, dyi, OC, p);
 #endif
-        if (dw1(l)) {
+        if (one) {
             dw1_pad(z, x + i * xs, l);
             dw1_sample(dwt, z, dyt, l);
-        } else if (shifted(l)) {         /* col's rows from the shifted planes, by groups */
+        } else if (planes) {             /* col's rows from the shifted planes, by groups */
             const size_t KK = (size_t)l->d.kernel * l->d.kernel;
             size_t ic0, ic1;
             if (i + 1 < n)
