@@ -37,8 +37,7 @@
 #if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2)
 #define TR_GEMM_MVE 1      /* Helium tiles; the scalar tiles as their fallback */
 #include <arm_mve.h>
-#elif defined(__GNUC__) && (defined(__AVX512F__) || defined(__AVX__) || \
-                            defined(__ARM_NEON) || defined(__SSE2__))
+#elif TR_HOST_VECTORS
 #define TR_GEMM_VEC 1      /* generic vector extension tiles */
 #elif TR_VFP_ASM
 #define TR_GEMM_SCALAR 1   /* scalar FPU tiles, 4 to 6 rows in VFP assembly */

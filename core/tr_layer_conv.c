@@ -21,12 +21,7 @@
 #include "tr_layer_kernels.h"
 
 /* the shifted planes where the GEMM has vector tiles (tr_kernel_gemm.c) */
-#if defined(__GNUC__) && (defined(__AVX512F__) || defined(__AVX__) || \
-                          defined(__ARM_NEON) || defined(__SSE2__))
-#define TR_CONV_SHIFTED 1
-#else
-#define TR_CONV_SHIFTED 0
-#endif
+#define TR_CONV_SHIFTED TR_HOST_VECTORS
 /* im2col and col2im of a stride-1 "same" convolution as one long select
  * through a column mask per kj (shifted_copy, shifted_add): where vectors
  * make that a few operations per 16 floats. On a scalar FPU, im2col copies

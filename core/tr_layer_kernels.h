@@ -27,6 +27,16 @@
 #define TR_VFP_ASM 0
 #endif
 
+/* 1 where GCC's vector extension has a target's vector registers to work
+ * with (x86 SSE2 and up, 64-bit Arm NEON): the GEMM's vector tiles, the
+ * conv's shifted planes and the linear layer's blocks are built on it. */
+#if defined(__GNUC__) && (defined(__AVX512F__) || defined(__AVX__) || \
+                          defined(__ARM_NEON) || defined(__SSE2__))
+#define TR_HOST_VECTORS 1
+#else
+#define TR_HOST_VECTORS 0
+#endif
+
 /* An empty asm through which the compiler must keep vector v in a register
  * as it is: one load of it, not one folded into each of its uses. The
  * constraint for a vector register is "v" on x86 and "w" on Arm. */

@@ -2,12 +2,7 @@
 #include "tr_layer_kernels.h"
 
 /* where the GEMM has vector tiles (tr_kernel_gemm.c) */
-#if defined(__GNUC__) && (defined(__AVX512F__) || defined(__AVX__) || \
-                          defined(__ARM_NEON) || defined(__SSE2__))
-#define TR_LIN_VECTOR 1
-#else
-#define TR_LIN_VECTOR 0
-#endif
+#define TR_LIN_VECTOR TR_HOST_VECTORS
 
 /* Reference: one plain dot product per output. */
 void tr_linear_forward_ref(float *y, const float *x, const float *w, const float *b,
