@@ -1,7 +1,9 @@
 /* mnist_ring: command line parsing (see args.h). */
 #include "args.h"
 
+#include <ctype.h>
 #include <errno.h>
+#include <float.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +50,12 @@ static const char usage[] =
 "                          the caches (0; bench-train gives 5, as its PyTorch peer)\n"
 "    --debug-param-hash    every rank prints a hash of its parameters per step\n";
 
+void mr_args_min_ranks_too_many(unsigned min_ranks, int world)
+{
+    fprintf(stderr, "mnist_ring: --min-ranks %u is more than the %d rank%s of the job: it "
+            "could never train\n", min_ranks, world, world == 1 ? "" : "s");
+}
+
 const char *mr_algo_name(int algo)
 {
     switch (algo) {
@@ -64,7 +72,8 @@ static int num_u64(const char *opt, const char *s, uint64_t lo, uint64_t hi, uin
     unsigned long long v;
     errno = 0;
     v = strtoull(s, &end, 10);
-    if (errno || end == s || *end || s[0] == '-' || v < lo || v > hi) {
+    /* digits only: strtoull skips white space and takes " -1" as 2^64-1 */
+    if (errno || end == s || *end || !isdigit((unsigned char)s[0]) || v < lo || v > hi) {
         fprintf(stderr, "mnist_ring: %s: '%s' is not a whole number in %llu..%llu\n", opt, s,
                 (unsigned long long)lo, (unsigned long long)hi);
         return -1;
@@ -83,7 +92,26 @@ static int num_f(const char *opt, const char *s, float lo, float hi, float *out)
         fprintf(stderr, "mnist_ring: %s: '%s' is not a number in %g..%g\n", opt, s, lo, hi);
         return -1;
     }
+    if (v != 0 && (float)v < FLT_MIN) {
+        fprintf(stderr, "mnist_ring: %s: '%s' is not a number in %g..%g: as a float it would "
+                "be %g (the smallest normal float is %g)\n", opt, s, lo, hi, (double)(float)v,
+                (double)FLT_MIN);
+        return -1;
+    }
     *out = (float)v;
+    return 0;
+}
+
+static int bad_plot_name(const char *opt, const char *name)
+{
+    if (name && strpbrk(name, "\n\r")) {
+        fprintf(stderr, "mnist_ring: %s: a file name with a newline is not supported\n", opt);
+        return 1;
+    }
+    if (name && strchr(name, '\'')) {
+        fprintf(stderr, "mnist_ring: %s: a file name with a quote is not supported\n", opt);
+        return 1;
+    }
     return 0;
 }
 
@@ -183,6 +211,9 @@ int mr_args_parse(struct mr_args *a, int argc, char **argv)
         fprintf(stderr, "mnist_ring: unexpected argument '%s'\n", argv[optind]);
         return -1;
     }
+    /* the names go into a gnuplot script: a line break would start a command */
+    if (bad_plot_name("--plot", a->plot) || bad_plot_name("--plot-from", a->plot_from))
+        return -1;
     if (a->plot_from) {
         if (!a->plot) {
             fprintf(stderr, "mnist_ring: --plot-from needs --plot FILE.png\n");
@@ -200,6 +231,16 @@ int mr_args_parse(struct mr_args *a, int argc, char **argv)
     }
     if (a->min_ranks > 1 && !a->elastic) {
         fprintf(stderr, "mnist_ring: --min-ranks needs --elastic\n");
+        return -1;
+    }
+    if (a->min_ranks > 1 && !a->init_method && !a->peers &&
+        a->min_ranks > (unsigned)(a->nproc > 1 ? a->nproc : 1)) {
+        mr_args_min_ranks_too_many(a->min_ranks, a->nproc > 1 ? a->nproc : 1);
+        return -1;
+    }
+    if (a->min_ranks > 1 && a->init_method && !strncmp(a->init_method, "tcp://", 6) &&
+        a->world >= 1 && a->min_ranks > (unsigned)a->world) {
+        mr_args_min_ranks_too_many(a->min_ranks, a->world);
         return -1;
     }
     if ((a->nproc > 0) + (a->init_method != NULL) + (a->peers != NULL) > 1) {

@@ -40,5 +40,7 @@ struct mr_args {
  * printing an error. */
 int mr_args_parse(struct mr_args *a, int argc, char **argv);
 const char *mr_algo_name(int algo);
+/* The message for --min-ranks M above the world (the caller exits 2). */
+void mr_args_min_ranks_too_many(unsigned min_ranks, int world);
 
 #endif /* MR_ARGS_H */

@@ -15,17 +15,20 @@
 #define IDX_MAGIC_LABELS 0x00000801u  /* ubyte, 1 dimension */
 #define MR_CLASSES 10
 
-/* Read exactly len bytes; returns 0, or -1 (short: truncated) / -2 (zlib error). */
+/* Read exactly len bytes; returns 0, or -1 (short: truncated) / -2 (zlib error,
+ * gzip stream cut short included: gz_corrupt tells them apart). */
 static int read_exact(gzFile f, void *buf, size_t len)
 {
     unsigned char *p = buf;
     while (len > 0) {
         unsigned chunk = len > (1u << 30) ? (1u << 30) : (unsigned)len;
-        int got = gzread(f, p, chunk);
+        int got = gzread(f, p, chunk), code = Z_OK;
         if (got < 0)
             return -2;
-        if (got == 0)
-            return -1;
+        if (got == 0) {   /* the end, or a zlib error (gzerror) */
+            gzerror(f, &code);
+            return code == Z_OK || code == Z_STREAM_END ? -1 : -2;
+        }
         p += got;
         len -= (size_t)got;
     }
@@ -61,12 +64,27 @@ static int read_grown(gzFile f, size_t len, uint8_t **out)
     return *out ? 0 : -3;
 }
 
-static const char *gz_problem(gzFile f)
+/* After a short read (r == -1) or a zlib error (r == -2): 1 if the file is
+ * corrupt (a bad CRC or length in the trailer, bad deflate data), 0 if it
+ * merely ends early. */
+static int gz_corrupt(gzFile f, int r)
 {
-    int code = 0;
+    int code = Z_OK;
+    if (r == -1)
+        return 0;
+    gzerror(f, &code);
+    return code != Z_BUF_ERROR;
+}
+
+/* The zlib error's text, or why the file ended. */
+static const char *gz_problem(gzFile f, int r)
+{
+    int code = Z_OK;
     const char *msg = gzerror(f, &code);
+    if (r == -1)
+        return "file ends early";
     if (code == Z_BUF_ERROR)
-        return "truncated (gzip stream ends early)";
+        return "gzip stream ends early";
     return msg && *msg ? msg : "read error";
 }
 
@@ -83,8 +101,11 @@ static int open_idx(const char *path, uint32_t want_magic, unsigned ndims, uint3
     }
     r = read_exact(f, hdr, 4 + 4 * (size_t)ndims);
     if (r != 0) {
-        snprintf(err, errlen, "%s: truncated header (%s)", path,
-                 r == -1 ? "file too short for an IDX header" : gz_problem(f));
+        if (gz_corrupt(f, r))
+            snprintf(err, errlen, "%s: corrupt (gzip: %s)", path, gz_problem(f, r));
+        else
+            snprintf(err, errlen, "%s: truncated header (%s)", path,
+                     r == -1 ? "file too short for an IDX header" : gz_problem(f, r));
         gzclose(f);
         return TR_ERR_FORMAT;
     }
@@ -101,17 +122,23 @@ static int open_idx(const char *path, uint32_t want_magic, unsigned ndims, uint3
     return 0;
 }
 
-/* After the payload: the file must end here. */
+/* After the payload: the file must end here, and a gzip'd one with its
+ * trailer (CRC and length) whole and right: gzread() gives 0 at the end
+ * either way, gzerror() tells them apart. */
 static int expect_eof(gzFile f, const char *path, char *err, size_t errlen)
 {
     unsigned char extra;
-    int got = gzread(f, &extra, 1);
+    int got = gzread(f, &extra, 1), code = Z_OK;
     if (got > 0) {
         snprintf(err, errlen, "%s: trailing bytes after the data the header announces", path);
         return TR_ERR_FORMAT;
     }
-    if (got < 0) {
-        snprintf(err, errlen, "%s: %s", path, gz_problem(f));
+    gzerror(f, &code);
+    if (got < 0 || (code != Z_OK && code != Z_STREAM_END)) {
+        if (gz_corrupt(f, -2))
+            snprintf(err, errlen, "%s: corrupt (gzip: %s)", path, gz_problem(f, -2));
+        else
+            snprintf(err, errlen, "%s: truncated (%s)", path, gz_problem(f, -2));
         return TR_ERR_FORMAT;
     }
     return 0;
@@ -158,9 +185,14 @@ int mr_idx_load(struct mr_dataset *ds, const char *img_path, const char *lbl_pat
         rc = TR_ERR_NOMEM;
         goto fail;
     }
+    if (r != 0 && gz_corrupt(fi, r)) {
+        snprintf(err, errlen, "%s: corrupt (gzip: %s)", img_path, gz_problem(fi, r));
+        rc = TR_ERR_FORMAT;
+        goto fail;
+    }
     if (r != 0) {
         snprintf(err, errlen, "%s: truncated: the header announces %u images of 28x28 (%s)",
-                 img_path, (unsigned)ds->n, r == -1 ? "file ends early" : gz_problem(fi));
+                 img_path, (unsigned)ds->n, gz_problem(fi, r));
         rc = TR_ERR_FORMAT;
         goto fail;
     }
@@ -170,9 +202,14 @@ int mr_idx_load(struct mr_dataset *ds, const char *img_path, const char *lbl_pat
         rc = TR_ERR_NOMEM;
         goto fail;
     }
+    if (r != 0 && gz_corrupt(fl, r)) {
+        snprintf(err, errlen, "%s: corrupt (gzip: %s)", lbl_path, gz_problem(fl, r));
+        rc = TR_ERR_FORMAT;
+        goto fail;
+    }
     if (r != 0) {
         snprintf(err, errlen, "%s: truncated: the header announces %u labels (%s)", lbl_path,
-                 (unsigned)ds->n, r == -1 ? "file ends early" : gz_problem(fl));
+                 (unsigned)ds->n, gz_problem(fl, r));
         rc = TR_ERR_FORMAT;
         goto fail;
     }

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -286,6 +287,64 @@ static int load_peers(const struct mr_args *a, struct mr_peers *p)
     return 0;
 }
 
+/* An output file's place, checked before anything trains: its directory
+ * exists and the name is not a directory. */
+static int check_output(const char *flag, const char *path)
+{
+    char dir[4096];
+    struct stat st;
+    const char *slash;
+    if (!path)
+        return 0;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "mnist_ring: %s %s: is a directory\n", flag, path);
+        return -1;
+    }
+    slash = strrchr(path, '/');
+    if (!slash)
+        return 0;
+    snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "mnist_ring: %s %s: directory %s %s\n", flag, path, dir,
+                stat(dir, &st) != 0 ? "does not exist" : "is not a directory");
+        return -1;
+    }
+    return 0;
+}
+
+/* Mistakes in the command line that show only against the init method,
+ * the --peers table or the file system: exit 2 before the data is read. */
+static int check_setup(const struct mr_args *a, const struct mr_peers *peers)
+{
+    int rank = a->rank, world = -1;
+    if (a->init_method) {
+        struct tr_posix_config pc;
+        char err[512];
+        tr_posix_config_default(&pc);
+        pc.init_method = a->init_method;
+        pc.rank = a->rank;
+        pc.world = a->world;
+        if (tr_posix_config_check(&pc, &rank, &world, err, sizeof err) < 0) {
+            fprintf(stderr, "mnist_ring: --init-method %s: %s\n", a->init_method, err);
+            return -1;
+        }
+    } else if (a->peers) {
+        world = peers->world;
+    }
+    if (world >= 1 && a->min_ranks > (unsigned)world) {
+        mr_args_min_ranks_too_many(a->min_ranks, world);
+        return -1;
+    }
+    /* rank 0 writes them (with --elastic whichever rank leads the ring) */
+    if (rank <= 0 || a->elastic) {
+        if (check_output("--metrics", a->metrics) < 0 ||
+            check_output("--save-model", a->save_model) < 0 ||
+            check_output("--plot", a->plot) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     static struct mr_peers peers;
@@ -299,13 +358,17 @@ int main(int argc, char **argv)
     rc = mr_args_parse(&a, argc, argv);
     if (rc != 0)
         return rc > 0 ? 0 : 2;
-    if (a.plot_from)
-        return mr_plot(a.plot_from, a.plot) == 0 ? 0 : 1;
+    if (a.plot_from) {
+        rc = mr_plot(a.plot_from, a.plot);
+        return rc == 0 ? 0 : rc == -2 ? 2 : 1;
+    }
     if (a.plot && !a.metrics) {  /* the plot is drawn from the metrics */
         snprintf(metrics_buf, sizeof metrics_buf, "%s.csv", a.plot);
         a.metrics = metrics_buf;
     }
     if (a.peers && load_peers(&a, &peers) < 0)
+        return 2;
+    if (check_setup(&a, &peers) < 0)
         return 2;
     /* bad data stops everything here: no process started, no file written */
     if (mr_idx_load_dir(a.data, &train, &test, err, sizeof err) < 0) {

@@ -56,6 +56,7 @@ test-app: $(BUILD)/mnist_ring $(BUILD)/test/app/test_app_units $(BUILD)/test/app
 	$(BUILD)/test/app/test_app_units
 	timeout 120 $(BUILD)/test/app/test_train
 	timeout 600 bash test/app/test_app.sh $(BUILD)
+	timeout 120 bash test/app/test_app_defects.sh $(BUILD)
 
 bench-train: $(BUILD)/mnist_ring
 	bash bench/train/bench_train.sh $(BUILD)

@@ -1,4 +1,5 @@
 /* mnist_ring: the --peers table (see peers.h). */
+#define _GNU_SOURCE
 #include "peers.h"
 
 #include <errno.h>
@@ -7,6 +8,9 @@
 #include <string.h>
 
 #include "tr_error.h"
+
+/* An entry line longer than this is refused (comments may be longer). */
+#define MR_PEERS_LINE_MAX 511
 
 /* "RANK ADDR:PORT" into e; 0, or -1 with why in msg. */
 static int parse_line(char *s, long *rank, struct tr_posix_endpoint *e, char *msg, size_t n)
@@ -38,7 +42,9 @@ static int same(const struct tr_posix_endpoint *a, const struct tr_posix_endpoin
 int mr_peers_load(struct mr_peers *p, const char *path, char *err, size_t errlen)
 {
     FILE *f = fopen(path, "r");
-    char buf[512], msg[300];
+    char *buf = NULL, msg[300];
+    size_t cap = 0;
+    ssize_t len;
     int lineno = 0, entries = 0, last_line = 0;
     long max_rank = -1;
 
@@ -47,14 +53,15 @@ int mr_peers_load(struct mr_peers *p, const char *path, char *err, size_t errlen
         snprintf(err, errlen, "--peers %s: cannot open: %s", path, strerror(errno));
         return TR_ERR_IO;
     }
-    while (fgets(buf, sizeof buf, f)) {
+    /* whole lines, however long: a comment's tail is never read as an entry */
+    while ((len = getline(&buf, &cap, f)) >= 0) {
         struct tr_posix_endpoint e;
         char *s = buf + strspn(buf, " \t");
         long rank;
         lineno++;
         if (*s == '#' || *s == '\n' || *s == '\r' || *s == 0)
             continue;
-        if (!strchr(buf, '\n') && !feof(f)) {
+        if (len > MR_PEERS_LINE_MAX) {
             snprintf(err, errlen, "--peers %s: line %d: too long", path, lineno);
             goto bad;
         }
@@ -82,6 +89,7 @@ int mr_peers_load(struct mr_peers *p, const char *path, char *err, size_t errlen
             last_line = lineno;
         }
     }
+    free(buf);
     fclose(f);
     if (entries == 0) {
         snprintf(err, errlen, "--peers %s: no 'RANK IPV4:PORT' line", path);
@@ -96,6 +104,7 @@ int mr_peers_load(struct mr_peers *p, const char *path, char *err, size_t errlen
     p->world = entries;
     return 0;
 bad:
+    free(buf);
     fclose(f);
     return TR_ERR_FORMAT;
 }

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -101,11 +102,19 @@ static const char plot_script[] =
 
 int mr_plot(const char *csv, const char *png)
 {
-    FILE *g;
+    FILE *g = fopen(csv, "r");
     int st;
-    if (strchr(csv, '\'') || strchr(png, '\'')) {
-        fprintf(stderr, "mnist_ring: --plot: file names with quotes are not supported\n");
-        return -1;
+    if (!g) {
+        fprintf(stderr, "mnist_ring: --plot: %s: cannot read the metrics: %s\n", csv,
+                strerror(errno));
+        return -2;
+    }
+    fclose(g);
+    /* mr_args_parse refuses these too: each name goes into the script */
+    if (strpbrk(csv, "'\n\r") || strpbrk(png, "'\n\r")) {
+        fprintf(stderr, "mnist_ring: --plot: file names with quotes or newlines are not "
+                        "supported\n");
+        return -2;
     }
     g = popen("gnuplot 2>/dev/null", "w");  /* quiet: a one-epoch plot warns */
     if (!g) {
@@ -115,8 +124,12 @@ int mr_plot(const char *csv, const char *png)
     fprintf(g, plot_script, png, csv, csv);
     st = pclose(g);
     if (st != 0) {
-        fprintf(stderr, "mnist_ring: --plot: gnuplot failed (is gnuplot-nox installed?) "
-                        "drawing %s from %s\n", png, csv);
+        if (WIFEXITED(st) && WEXITSTATUS(st) == 127)
+            fprintf(stderr, "mnist_ring: --plot: no gnuplot (install gnuplot-nox) to draw %s\n",
+                    png);
+        else
+            fprintf(stderr, "mnist_ring: --plot: gnuplot failed drawing %s from %s\n", png, csv);
+        unlink(png);   /* no empty or half-drawn picture left behind */
         return -1;
     }
     return 0;

@@ -27,7 +27,9 @@ void mr_print_epoch(const struct mr_epoch_stats *s, unsigned epochs);
 /* Append one row (writes the header first when the file is new or empty). */
 int mr_metrics_append(const char *path, const struct mr_epoch_stats *s);
 
-/* Draw the metrics CSV into a PNG with gnuplot; 0 or -1 with a message. */
+/* Draw the metrics CSV into a PNG with gnuplot; 0, or after a message -2
+ * (the CSV cannot be read, a name gnuplot cannot take) or -1 (gnuplot
+ * missing or failed; no PNG is left). */
 int mr_plot(const char *csv, const char *png);
 
 #endif /* MR_REPORT_H */

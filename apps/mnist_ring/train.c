@@ -283,10 +283,15 @@ static int start(struct mr_rank *r)
                 in.flags & TR_STATE_HAS_MOMENTUM ? "" : " and no momentum",
                 (unsigned long long)r->t.model.n_params, (unsigned long long)r->t.model.n_buffers);
         rc = TR_ERR_MISMATCH;
+    } else if ((in.version == TR_STATE_VERSION2) != (a->elastic != 0)) {
+        fprintf(stderr, "mnist_ring: --resume: %s was written by %s run; resume it %s\n",
+                a->checkpoint, a->elastic ? "a fixed (not --elastic)" : "an --elastic",
+                a->elastic ? "without --elastic" : "with --elastic");
+        rc = TR_ERR_MISMATCH;
     } else if (in.config_hash != tr_train_config_hash(&r->t)) {
         fprintf(stderr, "mnist_ring: --resume: %s was written by a different configuration "
                 "(it had world %u, batch %u, seed %llu; resuming needs the same world size, "
-                "batch, lr, momentum, seed, --allreduce, --checkpoint-every and data set)\n",
+                "batch, lr, momentum, seed, --allreduce, --checkpoint-every, --elastic and data set)\n",
                 a->checkpoint, (unsigned)in.world, (unsigned)in.batch,
                 (unsigned long long)in.seed);
         rc = TR_ERR_MISMATCH;

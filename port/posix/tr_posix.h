@@ -247,6 +247,13 @@ void tr_posix_transport(struct tr_posix *px, struct tr_transport *tp);
  * neighbour loses the last bytes of the last collective to a reset. */
 void tr_posix_close(struct tr_posix *px);
 
+/* Check cfg's init method as tr_posix_connect would (URL, master port and
+ * host, env:// variables, rank and world) without connecting; rank and
+ * world (from the environment for env://) into *rank, *world. Returns 0 or
+ * TR_ERR_INVAL with the message tr_posix_connect would give. */
+int tr_posix_config_check(const struct tr_posix_config *cfg, int *rank, int *world,
+                          char *err, size_t errlen);
+
 /* Rank and world for env:// without connecting (what connect would use).
  * Returns 0 or TR_ERR_INVAL with a message. */
 int tr_posix_env_rank(int *rank, int *world, char *err, size_t errlen);

@@ -233,3 +233,15 @@ int tr_posix_pick_local(struct tr_posix_plan *pl, const struct tr_posix_config *
                              "no local address routes to the master");
     return 0;
 }
+
+int tr_posix_config_check(const struct tr_posix_config *cfg, int *rank, int *world,
+                          char *err, size_t errlen)
+{
+    struct tr_posix_plan pl;
+    int rc = tr_posix_plan_make(&pl, cfg, err, errlen);
+    if (rc < 0)
+        return rc;
+    *rank = pl.rank;
+    *world = pl.world;
+    return 0;
+}

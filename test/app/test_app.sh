@@ -257,7 +257,8 @@ check "--nproc: names the rank, pid and signal" grep -q "rank 1 (pid $victim) wa
 sleep 0.2
 left=0; for k in $kids; do kill -0 $k 2>/dev/null && left=1; done
 check "--nproc: no rank left running" test $left -eq 0
-$TO 60 "$MR" --data "$D" --nproc 2 --epochs 1 --quiet --save-model /nonexistent-dir/model >/dev/null 2>"$T/np2.err"
+# (a full disk at the epoch's metrics row: /dev/full; a missing directory is refused up front)
+$TO 60 "$MR" --data "$D" --nproc 2 --epochs 1 --quiet --metrics /dev/full >/dev/null 2>"$T/np2.err"
 st=$?
 check "--nproc: a rank failing on its own is reported with its exit status" grep -q "rank 0 (pid [0-9]*) exited with status 1" "$T/np2.err"
 check "--nproc: ... and the launcher fails (got $st)" test $st -ne 0
