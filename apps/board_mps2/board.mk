@@ -6,6 +6,16 @@
 #
 # core/ is compiled again for the board with the project's strict flags and the
 # board's architecture flags; nothing here changes the host build.
+#
+# The folder's rooms, one per group of objects below:
+#   bsp/     startup, semihosting, clock, console, formatter, command line, the
+#            LAN9118 driver: what any image on this board needs
+#   net/     the ring's links: lwIP on the LAN9118 (net_lwip.c, lan9118_netif.c)
+#            or none (net_none.c)
+#   images/  the images' mains and what only the training images use
+#   ld/      linker scripts (QEMU's 4 MiB; the RAM capped at 512 KiB)
+#   tools/   host side: the build-time size query (gen_cfg.c) and the
+#            scripts behind board-cycles, board-profile and cross-board
 
 BOARD_DIR   := apps/board_mps2
 BOARD_OUT   ?= $(BUILD)/board
@@ -20,10 +30,10 @@ BOARD_CORE_CFLAGS := $(CORE_MCU_CFLAGS) $(M4F_ARCH)
 # board support and images: gnu99, same float rules as core
 BOARD_CFLAGS := -std=gnu99 -Wall -Wextra -Werror -O2 -g -ffp-contract=off \
                 -ffreestanding $(M4F_ARCH) -ffunction-sections -fdata-sections \
-                -Icore -I$(BOARD_DIR) -I$(BOARD_OUT)
+                -Icore -I$(BOARD_DIR)/bsp -I$(BOARD_DIR)/net -I$(BOARD_DIR)/images -I$(BOARD_OUT)
 # the linker script: QEMU's 4 MiB of SSRAM2/3 (and 16 MiB PSRAM), or a
 # variant (mps2_512k.ld for board-ring-512k)
-BOARD_LD    ?= $(BOARD_DIR)/mps2.ld
+BOARD_LD    ?= $(BOARD_DIR)/ld/mps2.ld
 BOARD_LDFLAGS := $(M4F_ARCH) -nostartfiles --specs=nano.specs -T $(BOARD_LD) \
                  -Wl,--gc-sections -Wl,--no-warn-rwx-segments
 BOARD_LIBS  := -lc -lgcc
@@ -54,22 +64,31 @@ $(BOARD_CORE_LIB): $(BOARD_CORE_OBJS)
 
 # every board object is rebuilt when any header it could see changes: its
 # own, core's contract and the lwIP port's (struct layouts cross these lines)
-BOARD_HDRS := $(wildcard $(BOARD_DIR)/*.h) $(CORE_HDRS)
+BOARD_HDRS := $(wildcard $(BOARD_DIR)/*/*.h) $(CORE_HDRS)
 
-$(BOARD_OUT)/bsp/%.o: $(BOARD_DIR)/%.c $(BOARD_HDRS)
+$(BOARD_OUT)/bsp/%.o: $(BOARD_DIR)/bsp/%.c $(BOARD_HDRS)
+	@mkdir -p $(dir $@)
+	$(BOARD_CC) $(BOARD_CFLAGS) -c $< -o $@
+
+$(BOARD_OUT)/images/%.o: $(BOARD_DIR)/images/%.c $(BOARD_HDRS)
+	@mkdir -p $(dir $@)
+	$(BOARD_CC) $(BOARD_CFLAGS) -c $< -o $@
+
+# the image without a network needs no lwIP headers
+$(BOARD_OUT)/net/net_none.o: $(BOARD_DIR)/net/net_none.c $(BOARD_HDRS)
 	@mkdir -p $(dir $@)
 	$(BOARD_CC) $(BOARD_CFLAGS) -c $< -o $@
 
 # links: no heap exists, so anything that needs one fails on _sbrk there
-$(BOARD_OUT)/hello.elf: $(BOARD_OUT)/bsp/hello_main.o $(BOARD_BSP_OBJS) $(BOARD_LD)
+$(BOARD_OUT)/hello.elf: $(BOARD_OUT)/images/hello_main.o $(BOARD_BSP_OBJS) $(BOARD_LD)
 	$(BOARD_CC) $(BOARD_LDFLAGS) -Wl,-Map,$(basename $@).map -o $@ $(filter %.o,$^) $(BOARD_LIBS)
 
-$(BOARD_OUT)/nettest.elf: $(BOARD_OUT)/bsp/nettest_main.o $(BOARD_OUT)/bsp/lan9118.o \
+$(BOARD_OUT)/nettest.elf: $(BOARD_OUT)/images/nettest_main.o $(BOARD_OUT)/bsp/lan9118.o \
                           $(BOARD_BSP_OBJS) $(BOARD_LD)
 	$(BOARD_CC) $(BOARD_LDFLAGS) -Wl,-Map,$(basename $@).map -o $@ $(filter %.o,$^) $(BOARD_LIBS)
 
 # build-time size query: a host tool linked with the host core library
-$(BOARD_OUT)/gen_cfg: $(BOARD_DIR)/gen_cfg.c $(BUILD)/libtinyring.a $(CORE_HDRS)
+$(BOARD_OUT)/gen_cfg: $(BOARD_DIR)/tools/gen_cfg.c $(BUILD)/libtinyring.a $(CORE_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(HOST_CFLAGS) -o $@ $< $(BUILD)/libtinyring.a
 
@@ -85,11 +104,11 @@ board-cfg-force:
 
 # train.elf: one board alone (no network); ring.elf: the same loop as one rank
 # of a ring (net_lwip.c: lwIP on the LAN9118). Both from train_main.c.
-BOARD_TRAIN_OBJS := $(BOARD_OUT)/bsp/train_main.o $(BOARD_OUT)/bsp/settings.o \
-                    $(BOARD_OUT)/bsp/idx_sh.o
-$(BOARD_OUT)/bsp/train_main.o: $(BOARD_OUT)/board_cfg.h
+BOARD_TRAIN_OBJS := $(BOARD_OUT)/images/train_main.o $(BOARD_OUT)/images/settings.o \
+                    $(BOARD_OUT)/images/idx_sh.o
+$(BOARD_OUT)/images/train_main.o: $(BOARD_OUT)/board_cfg.h
 
-$(BOARD_OUT)/train.elf: $(BOARD_TRAIN_OBJS) $(BOARD_OUT)/bsp/net_none.o $(BOARD_BSP_OBJS) \
+$(BOARD_OUT)/train.elf: $(BOARD_TRAIN_OBJS) $(BOARD_OUT)/net/net_none.o $(BOARD_BSP_OBJS) \
                         $(BOARD_CORE_LIB) $(BOARD_LD)
 	$(BOARD_CC) $(BOARD_LDFLAGS) -Wl,-Map,$(basename $@).map -o $@ $(filter %.o,$^) \
 	  $(BOARD_CORE_LIB) $(BOARD_LIBS)
@@ -125,7 +144,7 @@ $(BOARD_TR_LWIP_LIB): $(BOARD_TR_LWIP_OBJS)
 	@rm -f $@
 	$(BOARD_AR) rcs $@ $^
 
-$(BOARD_OUT)/net/%.o: $(BOARD_DIR)/%.c $(BOARD_HDRS) $(TR_LWIP_HDRS) $(BOARD_OUT)/board_cfg.h \
+$(BOARD_OUT)/net/%.o: $(BOARD_DIR)/net/%.c $(BOARD_HDRS) $(TR_LWIP_HDRS) $(BOARD_OUT)/board_cfg.h \
                       | $(LWIP_STAMP)
 	@mkdir -p $(dir $@)
 	$(BOARD_CC) $(BOARD_CFLAGS) $(LWIP_INCLUDES) $(BOARD_LWIP_DEFS) -c $< -o $@
@@ -146,7 +165,7 @@ BOARD_HOST_TOOLS := $(BOARD_OUT)/gen_cfg $(BUILD)/mnist_ring $(BUILD)/test/app/g
 # instruction count per training sample under qemu -icount on the three
 # cross targets (not a test: builds test/core/cross images of a few variants)
 board-cycles: $(ARENA_SIZES) $(BUILD)/libtinyring.a
-	@BUILD=$(BUILD) MAKE="$(MAKE)" bash $(BOARD_DIR)/cycles.sh
+	@BUILD=$(BUILD) MAKE="$(MAKE)" bash $(BOARD_DIR)/tools/cycles.sh
 
 # instructions per function of one of those images, the whole run, under
 # QEMU's block logs: make board-profile [PROFILE_TARGET=m4|m55|rv32]
@@ -154,7 +173,7 @@ board-cycles: $(ARENA_SIZES) $(BUILD)/libtinyring.a
 PROFILE_TARGET ?= m4
 PROFILE_IMAGE ?= 16-32-1-2-0-1
 board-profile: $(ARENA_SIZES) $(BUILD)/libtinyring.a
-	@BUILD=$(BUILD) MAKE="$(MAKE)" bash $(BOARD_DIR)/profile.sh $(PROFILE_TARGET) $(PROFILE_IMAGE)
+	@BUILD=$(BUILD) MAKE="$(MAKE)" bash $(BOARD_DIR)/tools/profile.sh $(PROFILE_TARGET) $(PROFILE_IMAGE)
 
 # the ring again with a small board's lwIP (MSS 536, 2-segment window and
 # send buffer), built into $(BUILD)/board-small: RAM it needs and that it works
@@ -164,7 +183,7 @@ board-ring-small:
 	  "BOARD_LWIP_DEFS=$(BOARD_SMALL_LWIP)" $(BUILD)/board-small/ring.elf \
 	  $(BUILD)/board-small/gen_cfg $(BUILD)/mnist_ring $(BUILD)/test/app/gen_idx
 	@BUILD=$(BUILD) BOARD_OUT=$(BUILD)/board-small BOARD_QEMU=$(BOARD_QEMU) bash test/board/mixed.sh
-	@BUILD=$(BUILD) BOARD_OUT=$(BUILD)/board-small BOARD_SIZE=$(BOARD_SIZE) bash $(BOARD_DIR)/sizes.sh \
+	@BUILD=$(BUILD) BOARD_OUT=$(BUILD)/board-small BOARD_SIZE=$(BOARD_SIZE) bash $(BOARD_DIR)/tools/sizes.sh \
 	  | sed -n '/ring.elf RAM/,/total/p'
 
 # The 512 KiB board: the ring image with the RAM region capped at 512 KiB
@@ -176,7 +195,7 @@ board-ring-small:
 # mixed.sh runs for the standard images only), then prints its RAM.
 BOARD_512K := $(BUILD)/board-512k
 BOARD_512K_VARS := BOARD_OUT=$(BOARD_512K) "BOARD_LWIP_DEFS=$(BOARD_SMALL_LWIP)" BOARD_PLAN=1 \
-                   BOARD_BATCH_MAX=2 BOARD_TRAIN_MAX=240 BOARD_LD=$(BOARD_DIR)/mps2_512k.ld
+                   BOARD_BATCH_MAX=2 BOARD_TRAIN_MAX=240 BOARD_LD=$(BOARD_DIR)/ld/mps2_512k.ld
 board-512k-image: $(BUILD)/mnist_ring $(BUILD)/test/app/gen_idx
 	@$(MAKE) --no-print-directory -s $(BOARD_512K_VARS) $(BOARD_512K)/ring.elf
 board-ring-512k: board-512k-image
@@ -194,7 +213,7 @@ test-board: $(BOARD_IMAGES) $(BOARD_HOST_TOOLS) board-512k-image
 	$(MAKE) --no-print-directory -s board-ring-512k || st=1; exit $$st
 
 cross-board: $(BOARD_IMAGES) $(BOARD_OUT)/gen_cfg
-	@BUILD=$(BUILD) BOARD_OUT=$(BOARD_OUT) BOARD_SIZE=$(BOARD_SIZE) bash $(BOARD_DIR)/sizes.sh
+	@BUILD=$(BUILD) BOARD_OUT=$(BOARD_OUT) BOARD_SIZE=$(BOARD_SIZE) bash $(BOARD_DIR)/tools/sizes.sh
 
 TEST_TARGETS  += test-board
 CROSS_TARGETS += cross-board

@@ -1,5 +1,5 @@
 # test/core/cross/qemu.sh: how each cross target's image runs under QEMU
-# (sourced by test/core/cross_test.sh, apps/board_mps2/cycles.sh and
+# (sourced by test/core/cross_test.sh, apps/board_mps2/tools/cycles.sh and
 # profile.sh).
 # cross_qemu TARGET ELF [TIMEOUT]: runs the image with -icount shift=0
 # (virtual time = 1 ns per instruction, deterministic), its semihosting text

@@ -1,6 +1,6 @@
 /* test/packaging consumer, Cortex-M4F on QEMU's mps2-an386: the demo's
  * numbers through semihosting (fmt.h's %x is 8 hex digits); main's return
- * value is the emulator's exit status (apps/board_mps2/startup.c). */
+ * value is the emulator's exit status (apps/board_mps2/bsp/startup.c). */
 #include "fmt.h"
 #include "demo.h"
 

@@ -15,7 +15,7 @@ MK=${MAKE:-make}
 t=${1:-m4}
 v=${2:-16-32-1-2-0-1}
 lines=${3:-25}
-here=$(cd "$(dirname "$0")/../.." && pwd)
+here=$(cd "$(dirname "$0")/../../.." && pwd)
 . "$here/test/core/cross/qemu.sh"
 elf=$B/cross/$t/$v.elf
 $MK --no-print-directory -s "$elf" >/dev/null

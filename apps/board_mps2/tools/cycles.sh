@@ -18,7 +18,7 @@ set -eu
 B=${BUILD:-build}
 MK=${MAKE:-make}
 STEPS=${CYCLES_STEPS:-2}
-here=$(cd "$(dirname "$0")/../.." && pwd)
+here=$(cd "$(dirname "$0")/../../.." && pwd)
 . "$here/test/core/cross/qemu.sh"
 variants="16-32-1 16-32-4 4-8-1 4-8-4"
 plans="0 1"
