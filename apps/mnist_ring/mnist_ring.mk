@@ -59,7 +59,7 @@ test-app: $(BUILD)/mnist_ring $(BUILD)/test/app/test_app_units $(BUILD)/test/app
 	timeout 120 bash test/app/test_app_defects.sh $(BUILD)
 
 bench-train: $(BUILD)/mnist_ring
-	bash bench/train/bench_train.sh $(BUILD)
+	bash test/bench/train/bench_train.sh $(BUILD)
 
 # test-elastic: the elastic ring (--elastic): core/tr_elastic's decision and
 # messages, then killed, frozen and restarted ranks over POSIX

@@ -60,7 +60,7 @@ lwip: $(BUILD)/liblwip.a $(BUILD)/libtr_lwip.a
 lwip-fetch: $(LWIP_STAMP)
 
 include test/lwip/lwip_test.mk
-include bench/lwip/lwip_bench.mk
+include test/bench/lwip/lwip_bench.mk
 
 # Cortex-M4F objects of lwIP + the port with the same lwipopts.h, and their
 # sizes (text/data/bss per object: bss is lwIP's static pools and heap).

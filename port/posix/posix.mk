@@ -32,12 +32,12 @@ $(POSIX_ELASTIC): test/posix/test_elastic_posix.c $(POSIX_LIB) $(BUILD)/libtinyr
 	@mkdir -p $(dir $@)
 	$(CC) $(POSIX_CFLAGS) -Itest $< -o $@ $(POSIX_LIB) $(BUILD)/libtinyring.a
 
-$(COMM_BENCH): bench/comm/tr_bench_comm.c $(POSIX_LIB) $(BUILD)/libtinyring.a $(POSIX_HDRS) $(CORE_HDRS)
+$(COMM_BENCH): test/bench/comm/tr_bench_comm.c $(POSIX_LIB) $(BUILD)/libtinyring.a $(POSIX_HDRS) $(CORE_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(POSIX_CFLAGS) -O3 $< -o $@ $(POSIX_LIB) $(BUILD)/libtinyring.a
 
-# The Open MPI peer; built only when mpicc exists (bench/comm/run.sh skips it otherwise).
-$(COMM_MPI): bench/comm/mpi_bench_comm.c
+# The Open MPI peer; built only when mpicc exists (test/bench/comm/run.sh skips it otherwise).
+$(COMM_MPI): test/bench/comm/mpi_bench_comm.c
 	@mkdir -p $(dir $@)
 	mpicc -O2 -Wall $< -o $@
 
@@ -53,7 +53,7 @@ test-posix: $(POSIX_NODE) $(POSIX_UNIT) $(POSIX_ELASTIC)
 bench-comm: $(COMM_BENCH)
 	@if command -v mpicc >/dev/null 2>&1; then $(MAKE) --no-print-directory $(COMM_MPI) || \
 	  echo "bench-comm: the Open MPI peer did not build (mpi.h: libopenmpi-dev); no MPI columns"; fi
-	bash bench/comm/run.sh $(COMM_BENCH) $(COMM_MPI)
+	bash test/bench/comm/run.sh $(COMM_BENCH) $(COMM_MPI)
 
 TEST_TARGETS  += test-posix
 BENCH_TARGETS += bench-comm

@@ -56,7 +56,7 @@ test-arm64:
 TEST_TARGETS += test-core test-symbols test-arm64
 
 include test/core/cross.mk
-include bench/core/bench.mk
+include test/bench/core/bench.mk
 
 # `make cross`: the arena bytes of both execution plans (seed and narrow
 # nets, micro-batch 1/2/4/8), from the size query

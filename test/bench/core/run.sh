@@ -2,7 +2,7 @@
 # bench-core: tinyring's kernels and training step against PyTorch's, side by
 # side on one core. Rounds alternate (tinyring, torch, tinyring, ...) so both
 # see the same machine load; each side's best round is compared.
-# With PEAK_PROBE (bench/core/peak_probe.c), the core's limit for separate
+# With PEAK_PROBE (test/bench/core/peak_probe.c), the core's limit for separate
 # multiplies and adds is measured before, during (once per round) and after
 # the rounds; the best probe counts (on a shared machine load only slows
 # things down, the probe as much as the step) and the best round is given

@@ -3,13 +3,13 @@
 # per process on a TAP device, bridged in a private network namespace), side
 # by side with POSIX ranks in the same namespace (kernel TCP), as a ratio.
 # Sizes: the seed ConvNet's gradient (116136 bytes) and 1 MiB.
-#   bench/lwip/run.sh BINDIR [ITERS]
+#   test/bench/lwip/run.sh BINDIR [ITERS]
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 BIN=$(cd "${1:?usage: run.sh BINDIR [ITERS]}" && pwd)
 ITERS=${2:-10}
 [ "$(id -u)" -eq 0 ] || { echo "bench-lwip: needs root (network namespace, TAP devices)"; exit 0; }
-. "$here/../../test/lwip/netns.sh"
+. "$here/../../lwip/netns.sh"
 setup || { echo "bench-lwip: namespace setup failed"; exit 1; }
 
 # bench lines from rank 0: "bench KIND world N bytes B best T s busbw X GB/s ..."

@@ -5,7 +5,7 @@
  * kernels; "lean": the lean execution plan, training steps only: its layers
  * run fused, so there is no per-layer table; "steps": the fast kernels'
  * training steps only, for a profiler)
- * Prints one "step_samples_per_s <x>" line last, for bench/core/run.sh. */
+ * Prints one "step_samples_per_s <x>" line last, for test/bench/core/run.sh. */
 #define _POSIX_C_SOURCE 200112L
 #include "tinyring.h"
 #include "tr_layer_kernels.h"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/train: mnist_ring's training throughput at 1, 2 and 4 local ranks,
+# test/bench/train: mnist_ring's training throughput at 1, 2 and 4 local ranks,
 # and side by side at 2 ranks with the seeds' PyTorch loop
 # (../shared/bench/torch_seed002.py: DDP, and per-parameter all_reduce) on
 # the same data, batch 100 per rank, lr 0.001, momentum 0.9, one epoch each,
@@ -15,7 +15,7 @@
 # (--warmup-steps) as the peer's: the first steps fault the arena in.
 # Usage: bench_train.sh BUILD_DIR   (env: STEPS=150 steps per run, ROUNDS=2 runs)
 set -u
-here=$(cd "$(dirname "$0")/../.." && pwd)
+here=$(cd "$(dirname "$0")/../../.." && pwd)
 B=${1:-build}
 MR=$B/mnist_ring
 STEPS=${STEPS:-150}

@@ -2,7 +2,7 @@
 # tinyring: allreduce latency and bus bandwidth, tinyring (ring and the seeds'
 # chain, POSIX TCP over loopback) side by side with Open MPI's MPI_Allreduce
 # in the same run.
-#   bash bench/comm/run.sh build/bench/comm/tr_bench_comm [build/bench/comm/mpi_bench_comm]
+#   bash test/bench/comm/run.sh build/bench/comm/tr_bench_comm [build/bench/comm/mpi_bench_comm]
 # Environment: TR_BENCH_WORLDS ("2 4"), TR_BENCH_SIZES (bytes, comma list),
 # TR_BENCH_BUDGET_MS (per size, 80), TR_BENCH_REPEAT (runs, best kept, 5),
 # TR_BENCH_SEGMENT (tr_comm segment bytes, 1048576: fewest wake-ups on loopback; 0 = core's default),

@@ -1,5 +1,5 @@
 /* tinyring: allreduce latency and bus bandwidth over the POSIX port, one
- * rank per process (bench/comm/run.sh starts N of them).
+ * rank per process (test/bench/comm/run.sh starts N of them).
  *
  *   tr_bench_comm --init tcp://127.0.0.1:P --rank R --world N [--algo ring|chain|rb]
  *                 [--sizes B,B,...] [--budget-ms T] [--segment B] [--sockbuf B]
