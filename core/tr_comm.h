@@ -96,7 +96,10 @@ struct tr_comm_run {
     int       kind;           /* enum tr_comm_kind (tr_comm_internal.h) */
     int       op;             /* enum tr_op */
     int       root;           /* root rank of chain kinds */
-    uint32_t  total;          /* bytes of the caller's buffer */
+    uint32_t  total;          /* bytes of the whole vector */
+    uint32_t  lo, hi;         /* byte range [lo, hi) of the vector this call
+                               * moves; the caller's buffer holds it from
+                               * its start (0, total: the whole vector) */
     uint32_t  esize;          /* 4 (float) or 1 (bytes, broadcast) */
     uint32_t  last_ms;        /* tp->now_ms() at the last byte moved */
     /* chain kinds: up to two steps per direction, decided at start */
@@ -170,6 +173,21 @@ int tr_comm_progress(struct tr_comm *c);
 /* TR_POLL_* bits the running collective waits for (for the caller's own
  * poll loop with the non-blocking forms); 0 when idle. */
 unsigned tr_comm_want(const struct tr_comm *c);
+
+/* The allreduce of elements [lo, hi) of a vector of count floats (a
+ * bucket of a gradient): buf holds those hi - lo elements (buf[0] is
+ * element lo). Every element is reduced exactly as tr_allreduce_start of the
+ * whole vector would: the ring keeps the whole vector's chunk boundaries
+ * (a step whose chunk misses the range moves a header only), the world-2
+ * exchange is chosen by the whole vector's size, and the chain kinds add in
+ * their fixed rank order. So reducing a vector range by range, in any
+ * cut, gives every rank the bits of one whole allreduce. All ranks must
+ * pass the same count, lo and hi (a peer with another range is refused:
+ * TR_ERR_MISMATCH or TR_ERR_PROTO). lo <= hi <= count. */
+int tr_allreduce_range_start(struct tr_comm *c, float *buf, size_t count, size_t lo,
+                             size_t hi, enum tr_op op, enum tr_algo algo);
+int tr_allreduce_range(struct tr_comm *c, float *buf, size_t count, size_t lo, size_t hi,
+                       enum tr_op op, enum tr_algo algo);
 
 /* Blocking forms: start + progress/poll until done, error or timeout. */
 int tr_allreduce(struct tr_comm *c, float *buf, size_t count, enum tr_op op, enum tr_algo algo);

@@ -63,8 +63,8 @@ void tr_comm_chain_plan(struct tr_comm *c)
 void tr_comm_chain_step(const struct tr_comm *c, int is_tx, uint32_t k,
                         struct tr_comm_step *st)
 {
-    st->off = 0;
-    st->len = c->run.total;
+    st->off = c->run.lo;               /* the whole buffer, or the range */
+    st->len = c->run.hi - c->run.lo;
     if (is_tx) {
         st->dep = c->run.tx_dep[k];
         st->mode = TR_RX_COPY;

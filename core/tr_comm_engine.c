@@ -59,7 +59,13 @@ static void load_step(struct tr_comm *c, int is_tx)
     x->nseg = st.len == 0 ? 1u : (uint32_t)(((uint64_t)st.len + s - 1u) / s);
 }
 
-/* Byte offset (in buf) and length of the current segment of x. */
+/* The caller's memory of byte off of the vector (buf holds [lo, hi)). */
+static uint8_t *at_byte(const struct tr_comm *c, uint32_t off)
+{
+    return (uint8_t *)c->buf + (off - c->run.lo);
+}
+
+/* Byte offset (in the vector) and length of the current segment of x. */
 static uint32_t cur_off(const struct tr_comm *c, const struct tr_comm_xfer *x)
 {
     return x->off + x->seg * seg_bytes(c);
@@ -174,7 +180,7 @@ static int tx_pump(struct tr_comm *c, int *moved)
         if (x->done == 0 && !rx_has(c, x->dep, x->seg))
             break;                      /* pipeline: wait for the reduced segment */
         /* a header-only message may have no buffer at all (barrier) */
-        payload = len > 0 ? (const uint8_t *)c->buf + cur_off(c, x) : NULL;
+        payload = len > 0 ? at_byte(c, cur_off(c, x)) : NULL;
         if (x->done < TR_WIRE_HDR_BYTES) {
             /* header and payload in one call where the port can: one segment
              * on the wire, one wake-up at the receiver instead of two */
@@ -228,7 +234,7 @@ static void rx_apply(struct tr_comm *c)
 
     if (len == 0)
         return;                         /* header only (barrier: no buffer) */
-    dst = (float *)(void *)((uint8_t *)c->buf + cur_off(c, x));
+    dst = (float *)(void *)at_byte(c, cur_off(c, x));
     switch (x->mode) {
     case TR_RX_SUM:
         tr_comm_sum(dst, stage, len / 4u);
@@ -284,7 +290,7 @@ static int rx_pump(struct tr_comm *c, int *moved)
             /* all-gather and broadcast land in the caller's buffer directly;
              * reductions go through the staging segment */
             if (x->mode == TR_RX_COPY)
-                dst = (uint8_t *)c->buf + cur_off(c, x) + at;
+                dst = at_byte(c, cur_off(c, x)) + at;
             else
                 dst = c->scratch + at;
             want = len - at;
@@ -308,12 +314,20 @@ static int rx_pump(struct tr_comm *c, int *moved)
 int tr_comm_engine_start(struct tr_comm *c, int kind, void *buf, uint32_t total,
                          uint32_t esize, int op, int root)
 {
+    return tr_comm_engine_start_range(c, kind, buf, total, 0, total, esize, op, root);
+}
+
+int tr_comm_engine_start_range(struct tr_comm *c, int kind, void *buf, uint32_t total,
+                               uint32_t lo, uint32_t hi, uint32_t esize, int op, int root)
+{
     c->active = kind;
     c->buf = buf;
     c->run.kind = kind;
     c->run.op = op;
     c->run.root = root;
     c->run.total = total;
+    c->run.lo = lo;
+    c->run.hi = hi;
     c->run.esize = esize;
     c->run.tx.step = 0;
     c->run.rx.step = 0;

@@ -113,6 +113,10 @@ int tr_comm_start_check(struct tr_comm *c);
  * nsteps per direction already in run.tx/rx.nsteps. Returns 0 or AGAIN. */
 int tr_comm_engine_start(struct tr_comm *c, int kind, void *buf, uint32_t total,
                          uint32_t esize, int op, int root);
+/* The same over bytes [lo, hi) of a vector of total bytes, buf holding
+ * byte lo at its start (run.lo, run.hi: the step geometries clip to them). */
+int tr_comm_engine_start_range(struct tr_comm *c, int kind, void *buf, uint32_t total,
+                               uint32_t lo, uint32_t hi, uint32_t esize, int op, int root);
 int tr_comm_engine_progress(struct tr_comm *c);
 unsigned tr_comm_engine_want(const struct tr_comm *c);
 

@@ -39,15 +39,26 @@ static uint32_t mod(long a, long n)
     return (uint32_t)(m < 0 ? m + n : m);
 }
 
-/* Byte region of chunk i: count elements of 4 bytes over world chunks. */
+/* Byte region of chunk i: count elements of 4 bytes over world chunks,
+ * cut from the whole vector and clipped to the range [lo, hi) of the call
+ * (an empty clip is the range's start, 0 bytes). */
 static void chunk(const struct tr_comm *c, uint32_t i, uint32_t *off, uint32_t *len)
 {
     uint32_t count = c->run.total / 4u;
     uint32_t n = (uint32_t)c->cfg.world;
     uint32_t base = count / n, rem = count % n;
     uint32_t start = i * base + (i < rem ? i : rem);
-    *off = start * 4u;
-    *len = (base + (i < rem ? 1u : 0u)) * 4u;
+    uint32_t a = start * 4u, b = a + (base + (i < rem ? 1u : 0u)) * 4u;
+    if (a < c->run.lo)
+        a = c->run.lo;
+    if (b > c->run.hi)
+        b = c->run.hi;
+    if (b <= a) {
+        a = c->run.lo;
+        b = a;
+    }
+    *off = a;
+    *len = b - a;
 }
 
 void tr_comm_ring_step(const struct tr_comm *c, int is_tx, uint32_t k,
@@ -61,8 +72,8 @@ void tr_comm_ring_step(const struct tr_comm *c, int is_tx, uint32_t k,
         /* world 2: swap the whole buffer once and add; rank 0 computes
          * own + peer and rank 1 peer + own, i.e. both rank0 + rank1 */
         int avg = c->run.op == TR_OP_AVG;
-        st->off = 0;
-        st->len = c->run.total;
+        st->off = c->run.lo;
+        st->len = c->run.hi - c->run.lo;
         st->dep = -1;
         st->phase = TR_PHASE_REDUCE_SCATTER;
         if (r == 0)
