@@ -36,6 +36,8 @@ include test/sanitize.mk
 include test/build/build.mk
 include test/packaging/packaging.mk
 include test/fuzz/fuzz.mk
+include test/net/net.mk
+include test/bench/net/net.mk
 
 # Installs the system packages the tests need (apt-get; root or sudo).
 deps:

@@ -1,0 +1,241 @@
+#!/usr/bin/env bash
+# tinyring bench-net: training on shaped links, tinyring against PyTorch DDP.
+# Each rank runs in its own network namespace with a veth to a bridge
+# (test/net/shaped_net.sh); with a rate, tbf shapes both directions of every
+# rank's link. Links: unshaped, 1 Gbit/s, 100 Mbit/s, 10 Mbit/s, 1 Mbit/s;
+# N=2 and N=4. On each: every tinyring setting mnist_ring --help offers (each
+# --compress value, each --average-every value with --compress none; read at
+# run time), and PyTorch DDP over gloo (test/bench/net/torch_net.py, one process
+# per rank in its namespace, GLOO_SOCKET_IFNAME=eth0) with its default
+# allreduce, fp16_compress_hook and powerSGD_hook (rank 2), interleaved.
+# The seeds' ConvNet, batch 100 per rank, lr 0.001, momentum 0.9, the data
+# tools/get-data.sh finds.
+#
+# samples/s: over the timed steps, after WARMUP (5) steps, as each program
+#   reports it (mnist_ring --warmup-steps; the peer as torch_seed002.py).
+#   Timed steps per link: unshaped the rest of 1 epoch; 1 Gbit/s and
+#   100 Mbit/s 60; 10 Mbit/s 30; 1 Mbit/s 10; rounded up to a multiple of
+#   --average-every's K.
+# wire KB/step: bytes each rank put on its link (the rx counters of the
+#   switch's veth ends, read when rank 0 logs the first and the last timed
+#   step: mnist_ring --debug-param-hash on rank 0, the peer's timed-start and
+#   timed-end), per step and rank, frames with their headers, acks included.
+# test acc: after 1 epoch, from the runs on the unshaped link (the link only
+#   changes the time: the training is the same on every link).
+# Then per link, for N=2 and N=4:
+#   net-ratio N=2 RATE: R x        tinyring's best setting / PyTorch's best hook
+#   net-efficiency N=2 RATE: P%    that setting's samples/s / its own unshaped
+#
+# usage: run.sh BUILD_DIR
+# env:   BENCH_NET_QUICK=1   N=2 only, fewer steps, no epoch (a few minutes)
+#        BENCH_NET_LINKS="unshaped 10mbit"   BENCH_NET_WORLDS="2 4"
+#        BENCH_NET_SETTINGS="none;--compress int8;..."  (instead of --help's)
+# Needs root (namespaces, tc). The machine is shared: each figure is one run.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../../.." && pwd)
+B=$(cd "${1:-build}" && pwd)
+MR=$B/mnist_ring
+PY=/usr/bin/python3
+WARMUP=5
+QUICK=${BENCH_NET_QUICK:-0}
+if [ "$QUICK" = 1 ]; then
+  LINKS=${BENCH_NET_LINKS:-unshaped 1gbit 100mbit 10mbit 1mbit}; WORLDS=${BENCH_NET_WORLDS:-2}
+else
+  LINKS=${BENCH_NET_LINKS:-unshaped 1gbit 100mbit 10mbit 1mbit}; WORLDS=${BENCH_NET_WORLDS:-2 4}
+fi
+timed_steps() {  # timed_steps LINK -> timed steps (0: the rest of the epoch)
+  if [ "$QUICK" = 1 ]; then
+    case $1 in unshaped) echo 40 ;; 1gbit | 100mbit) echo 30 ;; 10mbit) echo 15 ;; *) echo 5 ;; esac
+  else
+    case $1 in unshaped) echo 0 ;; 1gbit | 100mbit) echo 60 ;; 10mbit) echo 30 ;; *) echo 10 ;; esac
+  fi
+}
+label() { case $1 in unshaped) echo unshaped ;; *gbit) echo "${1%gbit}Gbit/s" ;; *mbit) echo "${1%mbit}Mbit/s" ;; *) echo "$1" ;; esac; }
+
+[ "$(id -u)" -eq 0 ] || { echo "bench-net: needs root (network namespaces, tc); skipped"; exit 0; }
+[ -x "$MR" ] || { echo "bench-net: $MR missing"; exit 1; }
+data=$(bash "$root/tools/get-data.sh") || exit 1
+. "$root/test/net/shaped_net.sh"
+T=$(mktemp -d /tmp/trbn.XXXXXX)
+PIDS=()
+cleanup() {
+  local p
+  for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
+  wait 2>/dev/null
+  sn_cleanup
+  rm -rf "$T"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# tinyring's settings: "name|flags" per line
+settings() {
+  if [ -n "${BENCH_NET_SETTINGS:-}" ]; then
+    tr ';' '\n' <<<"$BENCH_NET_SETTINGS" | while read -r s; do
+      [ -n "$s" ] && echo "${s#--}|$([ "$s" = none ] || echo "$s")"; done
+    return
+  fi
+  local help c k
+  help=$("$MR" --help 2>&1)
+  echo "none|"
+  # --compress A|B|C ... : every value but none
+  for c in $(grep -- '--compress' <<<"$help" | grep -oE '[a-z0-9_-]+(\|[a-z0-9_-]+)+' | head -1 | tr '|' ' '); do
+    [ "$c" = none ] || echo "compress $c|--compress $c"
+  done
+  # --average-every K: the values its help line lists (integers > 1), else 4 and 16
+  if grep -q -- '--average-every' <<<"$help"; then
+    k=$(grep -- '--average-every' <<<"$help" | sed 's/--average-every//' | grep -oE '\b[0-9]+\b' | awk '$1 > 1' | sort -nu | tr '\n' ' ')
+    for c in ${k:-4 16}; do echo "average-every $c|--average-every $c"; done
+  fi
+}
+settings >"$T/settings"
+
+every_k() { grep -oE -- '--average-every [0-9]+' <<<"$1" | awk '{ print $2 }'; }
+round_up() { local s=$1 k=${2:-1}; [ -z "$k" ] && k=1; echo $(((s + k - 1) / k * k)); }
+
+port=30000
+meter() {  # meter LOG START END N -> background netmeter, its pid in MPID, output $T/meter
+  ip netns exec "$SN_PREFIX-sw" "$PY" "$here/netmeter.py" "$1" "$2" "$3" 3600 \
+    $(for ((r = 0; r < $4; r++)); do echo "vr$r"; done) >"$T/meter" 2>&1 &
+  MPID=$!; PIDS+=($MPID)
+}
+meter_end() {  # waits up to 3 s for the meter, prints KB per step per rank, or ?
+  local i
+  for i in $(seq 30); do kill -0 "$MPID" 2>/dev/null || break; sleep 0.1; done
+  kill "$MPID" 2>/dev/null; wait "$MPID" 2>/dev/null
+  awk -v s="$1" -v n="$2" '$1 == "bytes" && $2 != "?" { printf "%.1f", $2 / s / n / 1024; ok = 1 } END { if (!ok) printf "?" }' "$T/meter"
+}
+
+# ours N LINK NAME FLAGS -> a result line
+ours() {
+  local n=$1 link=$2 name=$3 flags=$4 s k max pids=() r st=0 kb sps comm acc steps
+  s=$(timed_steps "$link"); k=$(every_k "$flags")
+  if [ "$s" = 0 ]; then  # the whole epoch; the meter's window a multiple of K
+    steps=$(((60000 / n + 99) / 100)); max=0
+    s=$(((steps - WARMUP) / ${k:-1} * ${k:-1}))
+  else
+    s=$(round_up "$s" "$k"); max=$((WARMUP + s))
+  fi
+  port=$((port + 1))
+  meter "$T/o0.out" "param-hash rank 0 step $WARMUP " "param-hash rank 0 step $((WARMUP + s)) " "$n"
+  for ((r = 0; r < n; r++)); do
+    # shellcheck disable=SC2086
+    sn_exec $r timeout 900 "$MR" --data "$data" --init-method "tcp://$(sn_addr 0):$port" --rank $r \
+      --world-size "$n" --iface "$SN_IFACE" --job-token "bench-net-$$-$port" --warmup-steps $WARMUP \
+      --max-steps $max --quiet $([ $r = 0 ] && echo --debug-param-hash) $flags >"$T/o$r.out" 2>&1 &
+    pids+=($!); PIDS+=($!)
+  done
+  for r in "${pids[@]}"; do wait "$r" || st=1; done
+  kb=$(meter_end "$s" "$n")
+  if [ $st != 0 ]; then
+    echo "bench-net: N=$n $(label "$link") tinyring $name failed: $(grep -v -e '^param-hash' -e '^loss-bits' "$T/o0.out" | tail -2)" >&2
+    echo "$n $link tinyring $name ? ? ? $s ?"; return
+  fi
+  read -r sps comm acc <<<"$(awk '$1 == "epoch" && $3 == "loss" { for (i = 1; i <= NF; i++) {
+      if ($i == "samples/s") s = $(i - 1); if ($i == "comm") c = $(i + 1); if ($i == "acc") a = $(i + 1) } }
+      END { sub("%", "", c); print (s == "" ? "?" : s), (c == "" ? "?" : c), (a == "" ? "?" : a) }' "$T/o0.out")"
+  echo "$n $link tinyring $name $sps $comm $kb $s $([ "$max" = 0 ] && echo "$acc" || echo -)"
+}
+
+# theirs N LINK HOOK -> a result line
+theirs() {
+  local n=$1 link=$2 hook=$3 s max pids=() r st=0 kb out
+  s=$(timed_steps "$link"); max=$((WARMUP + s)); [ "$s" = 0 ] && max=0
+  port=$((port + 1))
+  meter "$T/t0.out" timed-start timed-end "$n"
+  for ((r = 0; r < n; r++)); do
+    sn_exec $r env GLOO_SOCKET_IFNAME="$SN_IFACE" OMP_NUM_THREADS=1 timeout 900 "$PY" "$here/torch_net.py" \
+      "$data" "tcp://$(sn_addr 0):$port" $r "$n" "$hook" $WARMUP $max >"$T/t$r.out" 2>&1 &
+    pids+=($!); PIDS+=($!)
+  done
+  for r in "${pids[@]}"; do wait "$r" || st=1; done
+  out=$("$PY" -c 'import json, sys
+d = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+print("%.1f %d" % (d[-1]["samples_per_s_global"], d[-1]["timed_steps"]), "%.4f" % d[-1]["test_acc"]) if d else print("? ? ?")' "$T/t0.out" 2>/dev/null)
+  read -r sps s acc <<<"${out:-? ? ?}"
+  kb=$(meter_end "${s/\?/1}" "$n")
+  if [ $st != 0 ] || [ "$sps" = "?" ]; then
+    echo "bench-net: N=$n $(label "$link") torch $hook failed: $(tail -2 "$T/t0.out")" >&2
+    echo "$n $link torch-ddp $hook ? - ? ? ?"; return
+  fi
+  echo "$n $link torch-ddp $hook $sps - $kb $s $([ "$max" = 0 ] && echo "$acc" || echo -)"
+}
+
+have_torch=0
+"$PY" -c 'import torch.distributed.algorithms.ddp_comm_hooks.powerSGD_hook' 2>/dev/null && have_torch=1
+maxn=$(tr ' ' '\n' <<<"$WORLDS" | sort -n | tail -1)
+sn_setup "trbn-$$" "$maxn" || { echo "bench-net: namespace setup failed"; exit 1; }
+t_start=$(date +%s)
+{
+echo "bench-net: $(basename "$data") data ($data), batch 100/rank, lr 0.001, momentum 0.9, $(nproc) cores (shared: one run per figure, noisy)"
+echo "tinyring settings: $(cut -d'|' -f1 "$T/settings" | paste -sd, | sed 's/,/, /g')"
+[ $have_torch = 1 ] || echo "PyTorch peer skipped: needs /usr/bin/python3 with python3-torch (tools/apt-packages-bench.txt)"
+} | tee "$T/head" >&2
+: >"$T/results"
+for link in $LINKS; do
+  sn_shape "$link" || { echo "bench-net: shaping $link failed"; exit 1; }
+  for n in $WORLDS; do
+    # interleaved: each of ours, then each of PyTorch's, on the same link in the same minutes
+    while IFS='|' read -r name flags; do
+      ours "$n" "$link" "$name" "$flags" | tee -a "$T/results" >&2
+    done <"$T/settings"
+    if [ $have_torch = 1 ]; then
+      for hook in default fp16 powersgd; do theirs "$n" "$link" "$hook" | tee -a "$T/results" >&2; done
+    fi
+  done
+done
+t_end=$(date +%s)
+
+mkdir -p "$B/bench"
+{
+cat "$T/head"
+echo "runs: $(wc -l <"$T/results") in $(((t_end - t_start) / 60)) min $(((t_end - t_start) % 60)) s; links shaped by tbf (both directions of each rank's veth to a bridge)"
+echo "samples/s: all ranks, over the timed steps after $WARMUP; wire KB/step: bytes each rank sent on its link per timed step (veth counters)"
+"$PY" - "$T/results" "$LINKS" "$WORLDS" <<'PY'
+import sys
+rows = [l.split() for l in open(sys.argv[1]) if l.strip()]
+links, worlds = sys.argv[2].split(), sys.argv[3].split()
+def label(l):
+    return 'unshaped' if l == 'unshaped' else l.replace('gbit', 'Gbit/s').replace('mbit', 'Mbit/s')
+def num(v):
+    try: return float(v)
+    except ValueError: return None
+# rows: n link impl name... sps comm kb steps acc   (name may hold spaces)
+recs = []
+for r in rows:
+    n, link, impl = r[0], r[1], r[2]
+    sps, comm, kb, steps, acc = r[-5:]
+    recs.append(dict(n=n, link=link, impl=impl, name=' '.join(r[3:-5]), sps=num(sps), comm=comm, kb=kb, steps=steps, acc=acc))
+acc1 = {(r['n'], r['impl'], r['name']): r['acc'] for r in recs if r['link'] == 'unshaped' and r['acc'] not in ('-', '?')}
+for n in worlds:
+    print('\nN=%s' % n)
+    print('%-10s %-10s %-18s %10s %6s %14s %6s %9s' % ('link', 'peer', 'setting', 'samples/s', 'comm%', 'wire KB/step', 'steps', 'acc 1 ep'))
+    for link in links:
+        for r in recs:
+            if r['n'] == n and r['link'] == link:
+                print('%-10s %-10s %-18s %10s %6s %14s %6s %9s' % (label(link), r['impl'], r['name'],
+                      '%.1f' % r['sps'] if r['sps'] else '?', r['comm'], r['kb'], r['steps'],
+                      acc1.get((n, r['impl'], r['name']), '-')))
+print()
+for n in worlds:
+    base = {r['name']: r['sps'] for r in recs if r['n'] == n and r['link'] == 'unshaped' and r['impl'] == 'tinyring'}
+    for link in links:
+        ours = [r for r in recs if r['n'] == n and r['link'] == link and r['impl'] == 'tinyring' and r['sps']]
+        theirs = [r for r in recs if r['n'] == n and r['link'] == link and r['impl'] != 'tinyring' and r['sps']]
+        o = max(ours, key=lambda r: r['sps']) if ours else None
+        t = max(theirs, key=lambda r: r['sps']) if theirs else None
+        if o and t:
+            print('net-ratio N=%s %s: %.2f x (tinyring %s %.0f / torch %s %.0f samples/s)' % (
+                n, label(link), o['sps'] / t['sps'], o['name'], o['sps'], t['name'], t['sps']))
+        else:
+            print('net-ratio N=%s %s: ? (a side has no run)' % (n, label(link)))
+        if link != 'unshaped':
+            b = base.get(o['name']) if o else None
+            if o and b:
+                print('net-efficiency N=%s %s: %.0f%% (%s: %.0f / %.0f unshaped samples/s)' % (
+                    n, label(link), 100 * o['sps'] / b, o['name'], o['sps'], b))
+            else:
+                print('net-efficiency N=%s %s: ? (no unshaped run of that setting)' % (n, label(link)))
+PY
+} | tee "$B/bench/net.txt"

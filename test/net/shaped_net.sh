@@ -1,0 +1,93 @@
+# tinyring: ranks on shaped links, one network namespace per rank (source it;
+# needs root and iproute2). Used by test-net-shaped and bench-net.
+#
+#   . test/net/shaped_net.sh
+#   sn_setup PREFIX N      namespaces PREFIX-r0..r(N-1) and PREFIX-sw
+#   sn_cleanup             deletes them (call it from the caller's EXIT trap,
+#                          set before sn_setup: a failed setup leaves some)
+#   sn_shape RATE          every rank's link at RATE both ways (tc's units:
+#                          1gbit, 10mbit, ...; "unshaped" removes the shaping)
+#   sn_exec R CMD...       runs CMD in rank R's namespace
+#   sn_addr R              rank R's address (on its interface $SN_IFACE)
+#   sn_sent R              bytes rank R has put on its link so far (the switch
+#                          side's rx counter of its veth)
+#   sn_qdisc_sent R        bytes rank R's own tbf has sent (0 without shaping)
+#
+# Rank r's namespace holds one veth end, $SN_IFACE (eth0), with
+# 10.77.0.(10+r)/24; its other end, vr<r>, is a port of the bridge br0 in the
+# switch namespace PREFIX-sw. With a rate, a tbf qdisc shapes eth0's egress
+# (rank -> switch) and vr<r>'s (switch -> rank), so every rank has a
+# full-duplex link of that rate to the switch, as hosts on a switched LAN do.
+# No address, route or device outside these namespaces is created or touched.
+SN_IFACE=eth0
+SN_PREFIX=
+SN_N=0
+
+sn_cleanup() {
+  local r
+  [ -n "$SN_PREFIX" ] || return 0
+  for ((r = 0; r < SN_N; r++)); do ip netns del "$SN_PREFIX-r$r" 2>/dev/null; done
+  ip netns del "$SN_PREFIX-sw" 2>/dev/null
+  SN_PREFIX=
+}
+
+sn_addr() { echo "10.77.0.$((10 + $1))"; }
+sn_exec() { local r=$1; shift; ip netns exec "$SN_PREFIX-r$r" "$@"; }
+
+sn_setup() {
+  local r ns sw
+  SN_PREFIX=$1; SN_N=$2; sw=$SN_PREFIX-sw
+  ip netns add "$sw" || return 1
+  ip -n "$sw" link add br0 type bridge &&
+    ip -n "$sw" link set br0 type bridge stp_state 0 forward_delay 0 &&
+    ip -n "$sw" link set br0 up || return 1
+  for ((r = 0; r < SN_N; r++)); do
+    ns=$SN_PREFIX-r$r
+    ip netns add "$ns" &&
+      ip link add "$SN_IFACE" netns "$ns" type veth peer name "vr$r" netns "$sw" &&
+      ip -n "$ns" link set lo up &&
+      ip -n "$ns" addr add "$(sn_addr $r)/24" dev "$SN_IFACE" &&
+      ip -n "$ns" link set "$SN_IFACE" up &&
+      ip -n "$sw" link set "vr$r" master br0 &&
+      ip -n "$sw" link set "vr$r" up || return 1
+  done
+}
+
+# tbf's bucket: 2 ms at the rate, at least two full frames; its queue: 50 ms
+# at the rate (a switch port's buffer), drops beyond. GSO packets larger than
+# the bucket are cut into frames by tbf itself.
+sn_shape() {
+  local rate=$1 r bps burst
+  for ((r = 0; r < SN_N; r++)); do
+    tc -n "$SN_PREFIX-r$r" qdisc del dev "$SN_IFACE" root 2>/dev/null
+    tc -n "$SN_PREFIX-sw" qdisc del dev "vr$r" root 2>/dev/null
+  done
+  [ "$rate" = unshaped ] && return 0
+  bps=$(sn_bits "$rate") || { echo "shaped_net: rate $rate?" >&2; return 1; }
+  burst=$((bps / 8 / 500)); [ "$burst" -lt 3028 ] && burst=3028
+  for ((r = 0; r < SN_N; r++)); do
+    tc -n "$SN_PREFIX-r$r" qdisc add dev "$SN_IFACE" root tbf rate "$rate" burst "$burst" latency 50ms &&
+      tc -n "$SN_PREFIX-sw" qdisc add dev "vr$r" root tbf rate "$rate" burst "$burst" latency 50ms || return 1
+  done
+}
+
+# sn_bits RATE: RATE (Nkbit, Nmbit, Ngbit, Nbit) in bits per second
+sn_bits() {
+  local v=${1,,} m
+  case $v in
+    *gbit) m=1000000000; v=${v%gbit} ;;
+    *mbit) m=1000000; v=${v%mbit} ;;
+    *kbit) m=1000; v=${v%kbit} ;;
+    *bit) m=1; v=${v%bit} ;;
+    *) return 1 ;;
+  esac
+  [[ $v =~ ^[0-9]+$ ]] || return 1
+  echo $((v * m))
+}
+
+sn_sent() { ip netns exec "$SN_PREFIX-sw" cat "/sys/class/net/vr$1/statistics/rx_bytes"; }
+
+sn_qdisc_sent() {
+  tc -s -n "$SN_PREFIX-r$1" qdisc show dev "$SN_IFACE" |
+    awk '$1 == "qdisc" { q = $2 } $1 == "Sent" && q == "tbf" { print $2; found = 1; exit } END { if (!found) print 0 }'
+}
