@@ -10,6 +10,8 @@
 
 #include "report.h"
 
+int mr_elastic_left;
+
 /* A process started again asks the job for at most this long per try. */
 #define MR_FIND_MS 1500u
 
@@ -198,8 +200,12 @@ int mr_elastic_reform(struct mr_elastic *e, const struct mr_args *a, struct tr_t
         e->t_lost = mr_now();
     e->change_asked = 0;
     rc = tr_posix_elastic_reform(&e->el, tr_train_position(t), &e->round, err, sizeof err);
-    if (rc < 0 && e->round.verdict != TR_EL_GO && rc == TR_ERR_CLOSED)
+    if (rc < 0 && e->round.verdict != TR_EL_GO && rc == TR_ERR_CLOSED) {
+        mr_elastic_left = e->round.verdict == TR_EL_NO_MAJORITY;
         return abort_round(e, a, err, save_ckpt, ctx);
+    }
+    if (rc == TR_ERR_MISMATCH)    /* refused: the ring went on without this process */
+        mr_elastic_left = 1;
     if (rc < 0) {
         fprintf(stderr, "mnist_ring: rank %u: membership round failed: %s\n", e->rank, err);
         return rc;

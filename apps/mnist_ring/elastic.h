@@ -27,6 +27,11 @@ struct mr_elastic {
     uint64_t die_pos;                  /* kills itself once its state is at this position */
 };
 
+/* Set when this process stops because the job went on without it (a
+ * membership round refused it as dropped, or it was in a group that is not
+ * a majority): --nproc's launcher tells that from a failure of the job. */
+extern int mr_elastic_left;
+
 /* Find a running job (then wait for the view that takes this process in:
  * e->joiner = 1), else meet the others as a fixed job would (tcp://, env://
  * or the --peers table) and keep listening. *rank, *world: this process's

@@ -22,6 +22,7 @@
 #endif
 
 #include "args.h"
+#include "elastic.h"
 #include "idx.h"
 #include "report.h"
 #include "train.h"
@@ -57,7 +58,14 @@ struct mr_local {
     int   n, alive;
     pid_t pid[256];      /* 0 once reaped */
     pid_t first[256];    /* as forked, for messages */
+    char  stopped[256];  /* --elastic: stopped (SIGSTOP) and not continued since */
+    char  ended[256];    /* --elastic: killed by the launcher once the job finished */
 };
+
+/* --nproc --elastic: a rank's exit status when it stopped because the job
+ * went on without it (mr_elastic_left); between the launcher and its
+ * children only. */
+#define MR_EXIT_LEFT 3
 
 /* Marks the child p as gone; returns its rank, or -1 if it is not one. */
 static int reap(struct mr_local *l, pid_t p)
@@ -166,7 +174,8 @@ static int start_ranks(struct mr_local *l, const struct mr_args *a, const struct
 #endif
             if (getppid() != parent)
                 _exit(1);
-            _exit(mr_train_rank(a, train, test, url, NULL, i, l->n, token));
+            int rc = mr_train_rank(a, train, test, url, NULL, i, l->n, token);
+            _exit(rc != 0 && a->elastic && mr_elastic_left ? MR_EXIT_LEFT : rc);
         }
         l->pid[i] = l->first[i] = p;
         l->alive++;
@@ -175,12 +184,22 @@ static int start_ranks(struct mr_local *l, const struct mr_args *a, const struct
 }
 
 /* --elastic: a rank killed by a signal is a lost rank, the others go on
- * without it; one that exits 1 failed the job. */
-static void elastic_child(int r, int status, int *finished, int *failed)
+ * without it, and so is one the job went on without (MR_EXIT_LEFT) or one
+ * the launcher ended after the job finished; one that exits 1 failed the
+ * job. */
+static void elastic_child(const struct mr_local *l, int r, int status, int *finished,
+                          int *failed)
 {
     char how[128];
     if (!failed_status(status)) {
         (*finished)++;
+        return;
+    }
+    if (l->ended[r])
+        return;                 /* said when it was ended */
+    if (WIFEXITED(status) && WEXITSTATUS(status) == MR_EXIT_LEFT) {
+        fprintf(stderr, "mnist_ring: rank %d (pid %ld) left: the job went on without it\n", r,
+                (long)l->first[r]);
         return;
     }
     describe(how, sizeof how, status);
@@ -192,6 +211,40 @@ static void elastic_child(int r, int status, int *finished, int *failed)
     *failed = 1;
 }
 
+/* --elastic, once a rank finished (the job is done): a rank still stopped
+ * cannot have been in the ring that finished, it is killed now; one still
+ * running is given the job's --timeout and 5 s to finish too (a member of
+ * the last ring finishes with the others; one the job dropped finds out
+ * within --timeout), then killed. */
+static void end_dropped(struct mr_local *l, const struct mr_args *a, double t_done)
+{
+    double grace = a->timeout_s + 5.0;
+    for (int i = 0; i < l->n; i++) {
+        if (l->pid[i] <= 0 || l->ended[i])
+            continue;
+        if (l->stopped[i]) {
+            fprintf(stderr, "mnist_ring: rank %d (pid %ld) was stopped (frozen) when the job "
+                    "finished without it; killed it\n", i, (long)l->first[i]);
+        } else if (mr_now() - t_done > grace) {
+            fprintf(stderr, "mnist_ring: rank %d (pid %ld) did not finish within %.0f s of the "
+                    "others: the job went on without it; killed it\n", i, (long)l->first[i],
+                    grace);
+        } else {
+            continue;
+        }
+        kill(l->pid[i], SIGKILL);
+        l->ended[i] = 1;
+    }
+}
+
+static int index_of(const struct mr_local *l, pid_t p)
+{
+    for (int i = 0; i < l->n; i++)
+        if (l->pid[i] == p)
+            return i;
+    return -1;
+}
+
 /* --nproc: fork N ranks that meet on 127.0.0.1; the first failure stops all
  * (unless --elastic), so does SIGINT or SIGTERM. */
 static int launch_local(const struct mr_args *a, const struct mr_dataset *train,
@@ -199,6 +252,8 @@ static int launch_local(const struct mr_args *a, const struct mr_dataset *train,
 {
     static struct mr_local l;
     int failed = 0, finished = 0, port = free_port();
+    int wflags = WNOHANG | (a->elastic ? WUNTRACED | WCONTINUED : 0);
+    double t_done = 0;
     char url[64], token[128];
 
     if (port < 0) {
@@ -221,16 +276,25 @@ static int launch_local(const struct mr_args *a, const struct mr_dataset *train,
             stop_interrupted(&l, mr_interrupted);
             return 128 + mr_interrupted;
         }
-        p = waitpid(-1, &status, WNOHANG);
+        if (finished > 0)
+            end_dropped(&l, a, t_done);
+        p = waitpid(-1, &status, wflags);
         if (p == 0 || (p < 0 && errno == EINTR)) {
             usleep(20000);   /* a signal cuts it short */
             continue;
         }
         if (p < 0)
             break;
+        if (WIFSTOPPED(status) || WIFCONTINUED(status)) {
+            if ((r = index_of(&l, p)) >= 0)
+                l.stopped[r] = WIFSTOPPED(status) != 0;
+            continue;
+        }
         r = reap(&l, p);
         if (r >= 0 && a->elastic) {
-            elastic_child(r, status, &finished, &failed);
+            elastic_child(&l, r, status, &finished, &failed);
+            if (finished > 0 && t_done == 0)
+                t_done = mr_now();
         } else if (r >= 0 && failed_status(status) && !failed) {
             report_failure(&l, r, status);
             failed = 1;
