@@ -38,6 +38,7 @@ include test/packaging/packaging.mk
 include test/fuzz/fuzz.mk
 include test/net/net.mk
 include test/bench/net/net.mk
+include test/chaos/chaos.mk
 
 # Installs the system packages the tests need (apt-get; root or sudo).
 deps:

@@ -1,0 +1,15 @@
+# test/chaos: random faults against --elastic jobs (test/chaos/chaos.sh).
+#   make chaos CHAOS_S=600 [CHAOS_SEED=N]   as long as you like; the seed is printed
+#   make test-chaos                          the 60-second run of make test
+CHAOS_S    ?= 600
+CHAOS_SEED ?=
+CHAOS_DEPS := $(BUILD)/mnist_ring $(BUILD)/test/app/gen_idx $(BUILD)/test/app/free_port
+
+.PHONY: chaos test-chaos
+chaos: $(CHAOS_DEPS)
+	@bash test/chaos/chaos.sh $(BUILD) $(CHAOS_S) $(CHAOS_SEED)
+
+TEST_TARGETS += test-chaos
+test-chaos: $(CHAOS_DEPS)
+	@mkdir -p $(TR_RESULTS)
+	timeout 300 bash test/chaos/chaos.sh $(BUILD) 60 $(CHAOS_SEED)
