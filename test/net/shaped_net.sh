@@ -12,6 +12,8 @@
 #   sn_sent R              bytes rank R has put on its link so far (the switch
 #                          side's rx counter of its veth)
 #   sn_qdisc_sent R        bytes rank R's own tbf has sent (0 without shaping)
+#   sn_compress_values MR  the --compress values MR --help lists (A|B or
+#                          A | B, on the option's line), none if it has none
 #
 # Rank r's namespace holds one veth end, $SN_IFACE (eth0), with
 # 10.77.0.(10+r)/24; its other end, vr<r>, is a port of the bridge br0 in the
@@ -90,4 +92,8 @@ sn_sent() { ip netns exec "$SN_PREFIX-sw" cat "/sys/class/net/vr$1/statistics/rx
 sn_qdisc_sent() {
   tc -s -n "$SN_PREFIX-r$1" qdisc show dev "$SN_IFACE" |
     awk '$1 == "qdisc" { q = $2 } $1 == "Sent" && q == "tbf" { print $2; found = 1; exit } END { if (!found) print 0 }'
+}
+
+sn_compress_values() {
+  "$1" --help 2>&1 | grep -E -- '^ *--compress ' | grep -oE '[a-z0-9_-]+( *\| *[a-z0-9_-]+)+' | head -1 | tr -d ' ' | tr '|' ' '
 }

@@ -7,7 +7,8 @@
 # --compress value, each --average-every value with --compress none; read at
 # run time), and PyTorch DDP over gloo (test/bench/net/torch_net.py, one process
 # per rank in its namespace, GLOO_SOCKET_IFNAME=eth0) with its default
-# allreduce, fp16_compress_hook and powerSGD_hook (rank 2), interleaved.
+# allreduce, fp16_compress_hook and powerSGD_hook (rank 2), in the same
+# minutes (tinyring's settings, then the peer's three hooks, per link and N).
 # The seeds' ConvNet, batch 100 per rank, lr 0.001, momentum 0.9, the data
 # tools/get-data.sh finds.
 #
@@ -16,10 +17,12 @@
 #   Timed steps per link: unshaped the rest of 1 epoch; 1 Gbit/s and
 #   100 Mbit/s 60; 10 Mbit/s 30; 1 Mbit/s 10; rounded up to a multiple of
 #   --average-every's K.
-# wire KB/step: bytes each rank put on its link (the rx counters of the
-#   switch's veth ends, read when rank 0 logs the first and the last timed
-#   step: mnist_ring --debug-param-hash on rank 0, the peer's timed-start and
-#   timed-end), per step and rank, frames with their headers, acks included.
+# wire KB/step: bytes each rank put on its link over the timed steps, per
+#   step and rank (KiB), frames with their headers, acks included: for
+#   tinyring the rx counters of the switch's veth ends, read when rank 0 logs
+#   the first and the last timed step (--debug-param-hash on rank 0); the
+#   peer reads its ranks' tx counters at its timing barriers. The veth counts
+#   a GSO packet (up to 64 KB) with one header.
 # test acc: after 1 epoch, from the runs on the unshaped link (the link only
 #   changes the time: the training is the same on every link).
 # Then per link, for N=2 and N=4:
@@ -80,7 +83,7 @@ settings() {
   help=$("$MR" --help 2>&1)
   echo "none|"
   # --compress A|B|C ... : every value but none
-  for c in $(grep -- '--compress' <<<"$help" | grep -oE '[a-z0-9_-]+(\|[a-z0-9_-]+)+' | head -1 | tr '|' ' '); do
+  for c in $(sn_compress_values "$MR"); do
     [ "$c" = none ] || echo "compress $c|--compress $c"
   done
   # --average-every K: the values its help line lists (integers > 1), else 4 and 16
@@ -90,9 +93,24 @@ settings() {
   fi
 }
 settings >"$T/settings"
+mapfile -t SETTINGS <"$T/settings"
 
 every_k() { grep -oE -- '--average-every [0-9]+' <<<"$1" | awk '{ print $2 }'; }
 round_up() { local s=$1 k=${2:-1}; [ -z "$k" ] && k=1; echo $(((s + k - 1) / k * k)); }
+
+# wait_ranks PID...: 0 when every rank exits 0; the first to fail stops the others
+# (gloo's ranks would wait out their timeout for a dead peer)
+wait_ranks() {
+  local left=("$@") st=0 p rc i
+  while [ ${#left[@]} -gt 0 ]; do
+    p=; wait -n -p p "${left[@]}"; rc=$?
+    [ -n "$p" ] || break
+    for i in "${!left[@]}"; do [ "${left[i]}" = "$p" ] && unset 'left[i]'; done
+    left=("${left[@]}")
+    if [ $rc != 0 ]; then st=1; [ ${#left[@]} -gt 0 ] && kill "${left[@]}" 2>/dev/null; fi
+  done
+  return $st
+}
 
 port=30000
 meter() {  # meter LOG START END N -> background netmeter, its pid in MPID, output $T/meter
@@ -107,7 +125,10 @@ meter_end() {  # waits up to 3 s for the meter, prints KB per step per rank, or 
   awk -v s="$1" -v n="$2" '$1 == "bytes" && $2 != "?" { printf "%.1f", $2 / s / n / 1024; ok = 1 } END { if (!ok) printf "?" }' "$T/meter"
 }
 
-# ours N LINK NAME FLAGS -> a result line
+# result LINE: one run's line (N LINK PEER SETTING... samples/s comm% KB/step steps acc)
+result() { echo "$*" >>"$T/results"; echo "$*" >&2; }
+
+# ours N LINK NAME FLAGS: one run of mnist_ring, its result line
 ours() {
   local n=$1 link=$2 name=$3 flags=$4 s k max pids=() r st=0 kb sps comm acc steps
   s=$(timed_steps "$link"); k=$(every_k "$flags")
@@ -126,40 +147,43 @@ ours() {
       --max-steps $max --quiet $([ $r = 0 ] && echo --debug-param-hash) $flags >"$T/o$r.out" 2>&1 &
     pids+=($!); PIDS+=($!)
   done
-  for r in "${pids[@]}"; do wait "$r" || st=1; done
+  wait_ranks "${pids[@]}" || st=1
   kb=$(meter_end "$s" "$n")
   if [ $st != 0 ]; then
     echo "bench-net: N=$n $(label "$link") tinyring $name failed: $(grep -v -e '^param-hash' -e '^loss-bits' "$T/o0.out" | tail -2)" >&2
-    echo "$n $link tinyring $name ? ? ? $s ?"; return
+    result "$n $link tinyring $name ? ? ? $s ?"; return
   fi
   read -r sps comm acc <<<"$(awk '$1 == "epoch" && $3 == "loss" { for (i = 1; i <= NF; i++) {
       if ($i == "samples/s") s = $(i - 1); if ($i == "comm") c = $(i + 1); if ($i == "acc") a = $(i + 1) } }
       END { sub("%", "", c); print (s == "" ? "?" : s), (c == "" ? "?" : c), (a == "" ? "?" : a) }' "$T/o0.out")"
-  echo "$n $link tinyring $name $sps $comm $kb $s $([ "$max" = 0 ] && echo "$acc" || echo -)"
+  result "$n $link tinyring $name $sps $comm $kb $s $([ "$max" = 0 ] && echo "$acc" || echo -)"
 }
 
-# theirs N LINK HOOK -> a result line
+# theirs N LINK: one launch of the PyTorch peer (the three hooks in turn), their result lines
+HOOKS=default,fp16,powersgd
 theirs() {
-  local n=$1 link=$2 hook=$3 s max pids=() r st=0 kb out
+  local n=$1 link=$2 s max pids=() r st=0 hook sps steps kb acc
   s=$(timed_steps "$link"); max=$((WARMUP + s)); [ "$s" = 0 ] && max=0
   port=$((port + 1))
-  meter "$T/t0.out" timed-start timed-end "$n"
   for ((r = 0; r < n; r++)); do
-    sn_exec $r env GLOO_SOCKET_IFNAME="$SN_IFACE" OMP_NUM_THREADS=1 timeout 900 "$PY" "$here/torch_net.py" \
-      "$data" "tcp://$(sn_addr 0):$port" $r "$n" "$hook" $WARMUP $max >"$T/t$r.out" 2>&1 &
+    sn_exec $r env GLOO_SOCKET_IFNAME="$SN_IFACE" OMP_NUM_THREADS=1 timeout 1800 "$PY" "$here/torch_net.py" \
+      "$data" "tcp://$(sn_addr 0):$port" $r "$n" $HOOKS $WARMUP $max >"$T/t$r.out" 2>&1 &
     pids+=($!); PIDS+=($!)
   done
-  for r in "${pids[@]}"; do wait "$r" || st=1; done
-  out=$("$PY" -c 'import json, sys
-d = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
-print("%.1f %d" % (d[-1]["samples_per_s_global"], d[-1]["timed_steps"]), "%.4f" % d[-1]["test_acc"]) if d else print("? ? ?")' "$T/t0.out" 2>/dev/null)
-  read -r sps s acc <<<"${out:-? ? ?}"
-  kb=$(meter_end "${s/\?/1}" "$n")
-  if [ $st != 0 ] || [ "$sps" = "?" ]; then
-    echo "bench-net: N=$n $(label "$link") torch $hook failed: $(tail -2 "$T/t0.out")" >&2
-    echo "$n $link torch-ddp $hook ? - ? ? ?"; return
-  fi
-  echo "$n $link torch-ddp $hook $sps - $kb $s $([ "$max" = 0 ] && echo "$acc" || echo -)"
+  wait_ranks "${pids[@]}" || st=1
+  [ $st = 0 ] || echo "bench-net: N=$n $(label "$link") torch failed: $(tail -2 "$T/t0.out")" >&2
+  "$PY" -c 'import json, sys
+done = {}
+for l in open(sys.argv[1]):
+    if l.startswith("{"):
+        d = json.loads(l)
+        done[d["hook"]] = "%.1f %d %.1f %.4f" % (d["samples_per_s_global"], d["timed_steps"],
+            sum(d["sent_bytes_per_rank"]) / len(d["sent_bytes_per_rank"]) / max(d["timed_steps"], 1) / 1024, d["test_acc"])
+for h in sys.argv[2].split(","):
+    print(h, done.get(h, "? ? ? ?"))' "$T/t0.out" $HOOKS >"$T/tres" 2>/dev/null
+  while read -r hook sps steps kb acc; do
+    result "$n $link torch-ddp $hook $sps - $kb $steps $([ "$max" = 0 ] && echo "$acc" || echo -)"
+  done <"$T/tres"
 }
 
 have_torch=0
@@ -177,11 +201,9 @@ for link in $LINKS; do
   sn_shape "$link" || { echo "bench-net: shaping $link failed"; exit 1; }
   for n in $WORLDS; do
     # interleaved: each of ours, then each of PyTorch's, on the same link in the same minutes
-    while IFS='|' read -r name flags; do
-      ours "$n" "$link" "$name" "$flags" | tee -a "$T/results" >&2
-    done <"$T/settings"
+    for setting in "${SETTINGS[@]}"; do ours "$n" "$link" "${setting%%|*}" "${setting#*|}"; done
     if [ $have_torch = 1 ]; then
-      for hook in default fp16 powersgd; do theirs "$n" "$link" "$hook" | tee -a "$T/results" >&2; done
+      theirs "$n" "$link"
     fi
   done
 done

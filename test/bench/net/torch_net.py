@@ -12,13 +12,16 @@ The IDX files are read once into tensors and each batch taken from them by
 the sampler's indices (x / 255, as ToTensor makes them), not through a
 DataLoader's per-sample PIL images: the peer spends its time on the step and
 the link.
-Timed as torch_seed002.py: from a barrier after WARMUP steps to a barrier after
-the last step. Rank 0 prints "timed-start" and "timed-end" at those barriers
-(test/bench/net/netmeter.py reads the link counters there), then one JSON line:
-samples/s over the timed steps (all ranks), the steps run, and the test
-accuracy of rank 0's model after them.
+HOOKS is a comma-separated list: one process group, and for each hook in turn
+a run from the same initial parameters over the same batches (one start-up of
+Python and torch instead of one per hook). Each run is timed as
+torch_seed002.py times it: from a barrier after WARMUP steps to a barrier after
+the last step; each rank reads its interface's tx counter at both barriers.
+Rank 0 prints one JSON line per hook: samples/s over the timed steps (all
+ranks), the timed steps, the bytes each rank sent in them, and the test
+accuracy of rank 0's model after the run.
 
-usage: torch_net.py DATA_DIR INIT_URL RANK WORLD HOOK WARMUP STEPS
+usage: torch_net.py DATA_DIR INIT_URL RANK WORLD HOOKS WARMUP STEPS
   STEPS 0 = one whole epoch (accuracy after 1 epoch); DATA_DIR holds the four
   IDX files (.gz or not), e.g. /usr/share/datasets/fashion-mnist
 """
@@ -60,15 +63,13 @@ def images(x):  # as ToTensor makes them
     return x.float().div_(255.0)
 
 
-def main():
-    data, url, rank, world, hook, warmup, max_steps = sys.argv[1:8]
-    rank, world, warmup, max_steps = int(rank), int(world), int(warmup), int(max_steps)
-    torch.set_num_threads(1)
-    dist.init_process_group('gloo', init_method=url, rank=rank, world_size=world,
-                            timeout=datetime.timedelta(seconds=600))
-    x, y = load(data, 'train')
-    sampler = torch.utils.data.distributed.DistributedSampler(
-        torch.utils.data.TensorDataset(y), num_replicas=world, rank=rank, seed=0)
+def sent():  # bytes this rank has put on its link (its interface's counter)
+    with open('/sys/class/net/%s/statistics/tx_bytes' % os.environ.get('GLOO_SOCKET_IFNAME', 'eth0')) as f:
+        return int(f.read())
+
+
+def train(hook, x, y, order, rank, world, warmup, max_steps):
+    """one run from fresh parameters: (samples/s, timed steps, bytes sent by each rank, model)"""
     torch.manual_seed(0)
     model = nn.parallel.DistributedDataParallel(ConvNet())
     if hook == 'fp16':
@@ -80,15 +81,11 @@ def main():
         sys.exit('torch_net: hook %s?' % hook)
     crit = nn.CrossEntropyLoss()
     opt = torch.optim.SGD(model.parameters(), lr=0.001, momentum=0.9)
-    sampler.set_epoch(0)
-    order = torch.tensor(list(iter(sampler)))
     steps, timed, t0 = 0, 0, None
     for b in range(0, len(order), 100):
         if steps == warmup:
             dist.barrier()
-            t0 = time.perf_counter()
-            if rank == 0:
-                print('timed-start', flush=True)
+            t0, b0 = time.perf_counter(), sent()
         i = order[b:b + 100]
         loss = crit(model(images(x[i])), y[i])
         opt.zero_grad()
@@ -100,18 +97,36 @@ def main():
         if max_steps and steps >= max_steps:
             break
     dist.barrier()
-    dt = time.perf_counter() - t0
+    dt, b1 = time.perf_counter() - t0, sent()
+    each = [None] * world
+    dist.all_gather_object(each, b1 - b0)
+    return timed * world / dt, steps - warmup, each, model.module
+
+
+def main():
+    data, url, rank, world, hooks, warmup, max_steps = sys.argv[1:8]
+    rank, world, warmup, max_steps = int(rank), int(world), int(warmup), int(max_steps)
+    torch.set_num_threads(1)
+    dist.init_process_group('gloo', init_method=url, rank=rank, world_size=world,
+                            timeout=datetime.timedelta(seconds=600))
+    x, y = load(data, 'train')
+    sampler = torch.utils.data.distributed.DistributedSampler(
+        torch.utils.data.TensorDataset(y), num_replicas=world, rank=rank, seed=0)
+    sampler.set_epoch(0)
+    order = torch.tensor(list(iter(sampler)))
     if rank == 0:
-        print('timed-end', flush=True)
         tx, ty = load(data, 't10k')
-        net = model.module
-        net.eval()
-        with torch.no_grad():
-            correct = sum((net(images(tx[k:k + 1000])).argmax(1) == ty[k:k + 1000]).sum().item()
-                          for k in range(0, len(ty), 1000))
-        print(json.dumps({'anchor': 'torch-ddp-' + hook, 'world': world, 'steps': steps,
-                          'timed_steps': steps - warmup, 'samples_per_s_global': timed * world / dt,
-                          'seconds': dt, 'test_acc': correct / len(ty)}), flush=True)
+    for hook in hooks.split(','):
+        sps, timed_steps, each, net = train(hook, x, y, order, rank, world, warmup, max_steps)
+        if rank == 0:
+            net.eval()
+            with torch.no_grad():
+                correct = sum((net(images(tx[k:k + 1000])).argmax(1) == ty[k:k + 1000]).sum().item()
+                              for k in range(0, len(ty), 1000))
+            print(json.dumps({'anchor': 'torch-ddp-' + hook, 'hook': hook, 'world': world,
+                              'timed_steps': timed_steps, 'samples_per_s_global': sps,
+                              'sent_bytes_per_rank': each, 'test_acc': correct / len(ty)}), flush=True)
+        dist.barrier()
     dist.destroy_process_group()
 
 
