@@ -210,6 +210,7 @@ board-images: $(BOARD_IMAGES)
 test-board: $(BOARD_IMAGES) $(BOARD_HOST_TOOLS) board-512k-image
 	@st=0; BUILD=$(BUILD) BOARD_OUT=$(BOARD_OUT) BOARD_QEMU=$(BOARD_QEMU) \
 	  bash test/board/test_board.sh || st=1; \
+	BUILD=$(BUILD) MAKE="$(MAKE)" bash test/board/test_profile.sh || st=1; \
 	$(MAKE) --no-print-directory -s board-ring-512k || st=1; exit $$st
 
 cross-board: $(BOARD_IMAGES) $(BOARD_OUT)/gen_cfg
