@@ -138,10 +138,14 @@ def arduino(root, version):
                 fail("library.properties: not key=value: %r" % line)
             k, v = line.split("=", 1)
             props[k] = v
+    # the fields the Arduino Library Manager requires (arduino-lint: a
+    # missing url is its error LP040)
     for k in ("name", "version", "author", "maintainer", "sentence", "paragraph",
-              "category", "architectures"):
+              "category", "url", "architectures"):
         if not props.get(k):
             fail("library.properties: no %s" % k)
+    if not re.match(r"^https?://[^\s/]+\.[^\s/]+(/\S*)?$", props["url"]):
+        fail("library.properties: url %r is not an http(s) URL" % props["url"])
     if not re.match(r"^[A-Za-z0-9][A-Za-z0-9 _.-]*$", props["name"]):
         fail("library.properties: bad name %r" % props["name"])
     if props["version"] != version:
