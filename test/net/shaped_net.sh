@@ -3,8 +3,11 @@
 #
 #   . test/net/shaped_net.sh
 #   sn_setup PREFIX N      namespaces PREFIX-r0..r(N-1) and PREFIX-sw
-#   sn_cleanup             deletes them (call it from the caller's EXIT trap,
-#                          set before sn_setup: a failed setup leaves some)
+#   sn_cleanup             kills every process in them and deletes them (call it
+#                          from the caller's EXIT trap, set before sn_setup)
+#   sn_kill_ranks          kills every process in the ranks' namespaces (a rank
+#                          is `ip netns exec`'s child's child: its launcher's pid
+#                          alone does not reach it)
 #   sn_shape RATE          every rank's link at RATE both ways (tc's units:
 #                          1gbit, 10mbit, ...; "unshaped" removes the shaping)
 #   sn_exec R CMD...       runs CMD in rank R's namespace
@@ -25,9 +28,22 @@ SN_IFACE=eth0
 SN_PREFIX=
 SN_N=0
 
-sn_cleanup() {
-  local r
+sn_kill_ranks() {
+  local r p
   [ -n "$SN_PREFIX" ] || return 0
+  for ((r = 0; r < SN_N; r++)); do
+    p=$(ip netns pids "$SN_PREFIX-r$r" 2>/dev/null)
+    [ -n "$p" ] && kill -9 $p 2>/dev/null
+  done
+  return 0
+}
+
+sn_cleanup() {
+  local r p
+  [ -n "$SN_PREFIX" ] || return 0
+  sn_kill_ranks
+  p=$(ip netns pids "$SN_PREFIX-sw" 2>/dev/null)
+  [ -n "$p" ] && kill -9 $p 2>/dev/null
   for ((r = 0; r < SN_N; r++)); do ip netns del "$SN_PREFIX-r$r" 2>/dev/null; done
   ip netns del "$SN_PREFIX-sw" 2>/dev/null
   SN_PREFIX=

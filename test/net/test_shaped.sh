@@ -25,9 +25,9 @@ T=$(mktemp -d /tmp/trnt.XXXXXX)
 PIDS=()
 cleanup() {
   local p
+  sn_cleanup   # the ranks first: killing their launchers leaves them running
   for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
   wait 2>/dev/null
-  sn_cleanup
   if [ "$TH_FAILED" -eq 0 ]; then rm -rf "$T"; else echo "net-shaped: logs kept in $T" >&2; fi
 }
 trap cleanup EXIT

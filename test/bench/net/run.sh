@@ -64,9 +64,9 @@ T=$(mktemp -d /tmp/trbn.XXXXXX)
 PIDS=()
 cleanup() {
   local p
+  sn_cleanup   # the ranks and the meter first: killing their launchers leaves them running
   for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
   wait 2>/dev/null
-  sn_cleanup
   rm -rf "$T"
 }
 trap cleanup EXIT
@@ -107,7 +107,7 @@ wait_ranks() {
     [ -n "$p" ] || break
     for i in "${!left[@]}"; do [ "${left[i]}" = "$p" ] && unset 'left[i]'; done
     left=("${left[@]}")
-    if [ $rc != 0 ]; then st=1; [ ${#left[@]} -gt 0 ] && kill "${left[@]}" 2>/dev/null; fi
+    if [ $rc != 0 ]; then st=1; sn_kill_ranks; fi
   done
   return $st
 }
@@ -186,35 +186,16 @@ for h in sys.argv[2].split(","):
   done <"$T/tres"
 }
 
-have_torch=0
-"$PY" -c 'import torch.distributed.algorithms.ddp_comm_hooks.powerSGD_hook' 2>/dev/null && have_torch=1
-maxn=$(tr ' ' '\n' <<<"$WORLDS" | sort -n | tail -1)
-sn_setup "trbn-$$" "$maxn" || { echo "bench-net: namespace setup failed"; exit 1; }
-t_start=$(date +%s)
-{
-echo "bench-net: $(basename "$data") data ($data), batch 100/rank, lr 0.001, momentum 0.9, $(nproc) cores (shared: one run per figure, noisy)"
-echo "tinyring settings: $(cut -d'|' -f1 "$T/settings" | paste -sd, | sed 's/,/, /g')"
-[ $have_torch = 1 ] || echo "PyTorch peer skipped: needs /usr/bin/python3 with python3-torch (tools/apt-packages-bench.txt)"
-} | tee "$T/head" >&2
-: >"$T/results"
-for link in $LINKS; do
-  sn_shape "$link" || { echo "bench-net: shaping $link failed"; exit 1; }
-  for n in $WORLDS; do
-    # interleaved: each of ours, then each of PyTorch's, on the same link in the same minutes
-    for setting in "${SETTINGS[@]}"; do ours "$n" "$link" "${setting%%|*}" "${setting#*|}"; done
-    if [ $have_torch = 1 ]; then
-      theirs "$n" "$link"
-    fi
-  done
-done
-t_end=$(date +%s)
-
-mkdir -p "$B/bench"
-{
-cat "$T/head"
-echo "runs: $(wc -l <"$T/results") in $(((t_end - t_start) / 60)) min $(((t_end - t_start) % 60)) s; links shaped by tbf (both directions of each rank's veth to a bridge)"
-echo "samples/s: all ranks, over the timed steps after $WARMUP; wire KB/step: bytes each rank sent on its link per timed step (veth counters)"
-"$PY" - "$T/results" "$LINKS" "$WORLDS" <<'PY'
+# summary [WHY]: the tables and the ratio lines of the runs so far (also when stopped)
+summary() {
+  local t_end
+  t_end=$(date +%s)
+  mkdir -p "$B/bench"
+  {
+  cat "$T/head"
+  echo "runs: $(wc -l <"$T/results")${1:+ ($1)} in $(((t_end - t_start) / 60)) min $(((t_end - t_start) % 60)) s; links shaped by tbf (both directions of each rank's veth to a bridge)"
+  echo "samples/s: all ranks, over the timed steps after $WARMUP; wire KB/step: bytes each rank sent on its link per timed step (veth counters)"
+  "$PY" - "$T/results" "$LINKS" "$WORLDS" <<'PY'
 import sys
 rows = [l.split() for l in open(sys.argv[1]) if l.strip()]
 links, worlds = sys.argv[2].split(), sys.argv[3].split()
@@ -260,4 +241,30 @@ for n in worlds:
             else:
                 print('net-efficiency N=%s %s: ? (no unshaped run of that setting)' % (n, label(link)))
 PY
-} | tee "$B/bench/net.txt"
+  } | tee "$B/bench/net.txt"
+}
+
+have_torch=0
+"$PY" -c 'import torch.distributed.algorithms.ddp_comm_hooks.powerSGD_hook' 2>/dev/null && have_torch=1
+maxn=$(tr ' ' '\n' <<<"$WORLDS" | sort -n | tail -1)
+sn_setup "trbn-$$" "$maxn" || { echo "bench-net: namespace setup failed"; exit 1; }
+t_start=$(date +%s)
+{
+echo "bench-net: $(basename "$data") data ($data), batch 100/rank, lr 0.001, momentum 0.9, $(nproc) cores (shared: one run per figure, noisy)"
+echo "tinyring settings: $(cut -d'|' -f1 "$T/settings" | paste -sd, | sed 's/,/, /g')"
+[ $have_torch = 1 ] || echo "PyTorch peer skipped: needs /usr/bin/python3 with python3-torch (tools/apt-packages-bench.txt)"
+} | tee "$T/head" >&2
+: >"$T/results"
+# stopped (Ctrl-C, SIGTERM): the summary of the runs done so far
+trap '[ -s "$T/results" ] && summary "stopped before the end"; exit 130' INT TERM
+for link in $LINKS; do
+  sn_shape "$link" || { echo "bench-net: shaping $link failed"; exit 1; }
+  for n in $WORLDS; do
+    # interleaved: each of ours, then each of PyTorch's, on the same link in the same minutes
+    for setting in "${SETTINGS[@]}"; do ours "$n" "$link" "${setting%%|*}" "${setting#*|}"; done
+    if [ $have_torch = 1 ]; then
+      theirs "$n" "$link"
+    fi
+  done
+done
+summary
