@@ -1,9 +1,10 @@
-# test/chaos: random faults against --elastic jobs (test/chaos/chaos.sh).
+# test/chaos: random faults against --elastic jobs (test/chaos/chaos.sh):
+# mnist_ring over POSIX, and mixed POSIX/lwIP rings of test/lwip's programs.
 #   make chaos CHAOS_S=600 [CHAOS_SEED=N]   as long as you like; the seed is printed
 #   make test-chaos                          the 60-second run of make test
 CHAOS_S    ?= 600
 CHAOS_SEED ?=
-CHAOS_DEPS := $(BUILD)/mnist_ring $(BUILD)/test/app/gen_idx $(BUILD)/test/app/free_port
+CHAOS_DEPS := $(BUILD)/mnist_ring $(BUILD)/test/app/gen_idx $(BUILD)/test/app/free_port lwip-test-bins
 
 .PHONY: chaos test-chaos
 chaos: $(CHAOS_DEPS)

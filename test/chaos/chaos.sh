@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # test/chaos: a bounded random schedule of faults against mnist_ring
-# --elastic jobs of 4 or 5 ranks over POSIX on 127.0.0.1, checked after
-# every job. Usage: chaos.sh BUILD_DIR SECONDS [SEED].
+# --elastic jobs of 4 or 5 ranks over POSIX on 127.0.0.1 and (as root, a
+# third of the jobs; CHAOS_MIXED=percent) mixed rings of POSIX and lwIP
+# ranks (see mixed_job), checked after every job.
+# Usage: chaos.sh BUILD_DIR SECONDS [SEED].
 #
 # Faults (each at a random step of a random rank, rank 0 included):
 #   kill      SIGKILL
@@ -237,9 +239,103 @@ check_job() {
   fi
 }
 
+# ---- mixed rings: POSIX and lwIP ranks (test/lwip's rank programs, core's
+# trainer in ring_job's elastic mode) in a network namespace of their own
+# (test/lwip/netns.sh), 4 ranks, one fault per job: SIGKILL, SIGSTOP left
+# frozen, a restart with --rejoin, or a stranger's garbage on a rank's port
+LW=0
+if [ "${CHAOS_LWIP:-1}" = 1 ] && [ "$(id -u)" = 0 ] && [ -x "$B/test/lwip/lwip_rank" ] &&
+   [ -x "$B/test/lwip/posix_rank" ] && command -v ip >/dev/null; then
+  BIN=$B/test/lwip
+  . "$here/test/lwip/netns.sh"
+  . "$here/test/lwip/elastic.sh"
+  trap 'cleanup; kill -9 $(jobs -p) 2>/dev/null; [ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT
+  if setup; then LW=1; else echo "chaos: no network namespace here: POSIX jobs only"; fi
+else
+  echo "chaos: POSIX jobs only (mixed rings need root, ip and make lwip-test-bins)"
+fi
+
+mixed_job() {
+  local name kinds victim fault at r st w p h first="" ok=1 addr frozen=""
+  J=$((J + 1)); name=m$J
+  kinds=$(echo PLPL LPLP PLLP LPPL | cut -d' ' -f$((1 + RANDOM % 4)))
+  victim=$((RANDOM % 4))
+  fault=$(echo kill freeze restart garbage | cut -d' ' -f$((1 + RANDOM % 4)))
+  at=$((4 + RANDOM % 16))
+  rm -f "$T/log"; : >"$T/log"
+  EL_ARGS=(--iters 12 --samples 1536)
+  el_start "$name" "$kinds" 2000 -1 >/dev/null 2>&1
+  echo "chaos: job $J: mixed ring $kinds" >>"$T/log"
+  for _ in $(seq 600); do
+    grep -q "rank $victim: step $at\$" "$LOG/$name.$victim.out" 2>/dev/null && break
+    kill -0 "${EL_PID[victim]}" 2>/dev/null || break
+    sleep 0.05
+  done
+  p=$(pgrep -P "${EL_PID[victim]}")
+  F=$((F + 1))
+  echo "  fault at step $at: $fault ${kinds:victim:1} rank $victim" >>"$T/log"
+  case $fault in
+    kill) kill -9 $p 2>/dev/null ;;
+    freeze) kill -STOP $p 2>/dev/null; frozen=$p ;;
+    restart)
+      kill -9 $p 2>/dev/null
+      wait "${EL_PID[victim]}" 2>/dev/null
+      for _ in $(seq 200); do grep -q "view 1: " "$LOG/$name".?.out 2>/dev/null && break; sleep 0.05; done
+      mv "$LOG/$name.$victim.out" "$LOG/$name.killed.out"
+      if [ "${kinds:victim:1}" = L ]; then
+        timeout 90 ip netns exec "$NS" "$BIN/lwip_rank" --tap "tap$victim" --ip "198.18.0.$((10 + victim))" \
+          --table "$(table_for "$kinds")" --rank "$victim" --world 4 --token $TOKEN --mode elastic \
+          --suite "lwip-$name-r$victim" --timeout 2000 "${EL_ARGS[@]}" --rejoin >"$LOG/$name.$victim.out" 2>&1 &
+      else
+        timeout 90 ip netns exec "$NS" "$BIN/posix_rank" --table "$(table_for "$kinds")" --rank "$victim" \
+          --world 4 --token $TOKEN --mode elastic --suite "lwip-$name-r$victim" --timeout 2000 \
+          "${EL_ARGS[@]}" --rejoin >"$LOG/$name.$victim.out" 2>&1 &
+      fi
+      EL_PID[victim]=$!; PIDS+=($!) ;;
+    garbage)
+      if [ "${kinds:victim:1}" = L ]; then addr=198.18.0.$((10 + victim)); else addr=198.18.0.$((20 + victim)); fi
+      ( ip netns exec "$NS" bash -c "exec 3<>/dev/tcp/$addr/$PORT && head -c $((1 + RANDOM % 2000)) /dev/urandom >&3; sleep 1" ) >/dev/null 2>&1 &
+      victim=-1 ;;   # not taken out: every rank must finish
+  esac
+  # the others end by themselves; a rank left frozen is ended after them
+  while :; do
+    w=1
+    for r in 0 1 2 3; do
+      [ -n "$frozen" ] && [ "$r" = "$victim" ] && continue
+      kill -0 "${EL_PID[r]}" 2>/dev/null && w=0
+    done
+    [ $w = 1 ] && break
+    sleep 0.1
+  done
+  [ -n "$frozen" ] && kill -9 "$frozen" 2>/dev/null
+  for r in 0 1 2 3; do
+    wait "${EL_PID[r]}" 2>/dev/null; st=$?
+    h=$(grep -m1 '^params ' "$LOG/$name.$r.out" 2>/dev/null)
+    case $st in
+      124) H=$((H + 1)); ok=0; echo "  rank $r hung (killed by its bound)" >>"$T/log" ;;
+      137) [ "$r" = "$victim" ] || { H=$((H + 1)); ok=0; echo "  rank $r hung (killed by its bound)" >>"$T/log"; } ;;
+      *) if [ "$st" -gt 128 ]; then C=$((C + 1)); ok=0; echo "  rank $r died of signal $((st - 128))" >>"$T/log"; fi ;;
+    esac
+    if [ "$st" = 0 ] && [ -n "$h" ]; then
+      [ -z "$first" ] && first=$h
+      [ "$h" = "$first" ] || { D=$((D + 1)); ok=0; echo "  rank $r ended with other bits ($h vs $first)" >>"$T/log"; }
+    elif [ "$r" != "$victim" ]; then
+      D=$((D + 1)); ok=0; echo "  rank $r (not faulted) exited $st without finishing" >>"$T/log"
+    fi
+  done
+  [ "$fault" = restart ] && grep -q "rejoined as ring rank" "$LOG/$name.$victim.out" 2>/dev/null &&
+    echo "    started again, it rejoined" >>"$T/log"
+  if [ $ok = 1 ]; then
+    echo "$(head -1 "$T/log"): ok, survivors equal;$(tail -n +2 "$T/log" | tr '\n' ';' | sed 's/  */ /g')"
+  else
+    bad "did not end as the rules say"
+    grep -h "lost the ring\|view \|round .* ms\|done at\|rejoined\|failed\|error" "$LOG/$name".*.out | sed "s/^/    /" | head -30 >&2
+  fi
+}
+
 t_end=$(( $(date +%s) + SECS ))
 while [ "$(date +%s)" -lt "$t_end" ]; do
-  run_job
+  if [ $LW = 1 ] && [ $((RANDOM % 100)) -lt "${CHAOS_MIXED:-33}" ]; then mixed_job; else run_job; fi
 done
 [ $FALSE -gt 0 ] && echo "chaos: $FALSE ranks never faulted were dropped as if frozen (false alarms)"
 echo "chaos: $F faults, $J jobs, $H hangs, $C crashes, $D diverged"
