@@ -221,6 +221,11 @@ for n in worlds:
                       '%.1f' % r['sps'] if r['sps'] else '?', r['comm'], r['kb'], r['steps'],
                       acc1.get((n, r['impl'], r['name']), '-')))
 print()
+# issue 28's targets at N=2
+goal = {('10mbit', 'ratio'): 2.0, ('10mbit', 'eff'): 60.0, ('100mbit', 'eff'): 95.0}
+def verdict(n, link, kind, v):
+    g = goal.get((link, kind)) if n == '2' else None
+    return '' if g is None else '; target >= %g%s: %s' % (g, ' x' if kind == 'ratio' else '%', 'met' if v >= g else 'NOT met')
 for n in worlds:
     base = {r['name']: r['sps'] for r in recs if r['n'] == n and r['link'] == 'unshaped' and r['impl'] == 'tinyring'}
     for link in links:
@@ -229,15 +234,17 @@ for n in worlds:
         o = max(ours, key=lambda r: r['sps']) if ours else None
         t = max(theirs, key=lambda r: r['sps']) if theirs else None
         if o and t:
-            print('net-ratio N=%s %s: %.2f x (tinyring %s %.0f / torch %s %.0f samples/s)' % (
-                n, label(link), o['sps'] / t['sps'], o['name'], o['sps'], t['name'], t['sps']))
+            v = o['sps'] / t['sps']
+            print('net-ratio N=%s %s: %.2f x (tinyring %s %.0f / torch %s %.0f samples/s%s)' % (
+                n, label(link), v, o['name'], o['sps'], t['name'], t['sps'], verdict(n, link, 'ratio', v)))
         else:
             print('net-ratio N=%s %s: ? (a side has no run)' % (n, label(link)))
         if link != 'unshaped':
             b = base.get(o['name']) if o else None
             if o and b:
-                print('net-efficiency N=%s %s: %.0f%% (%s: %.0f / %.0f unshaped samples/s)' % (
-                    n, label(link), 100 * o['sps'] / b, o['name'], o['sps'], b))
+                v = 100 * o['sps'] / b
+                print('net-efficiency N=%s %s: %.0f%% (%s: %.0f / %.0f unshaped samples/s%s)' % (
+                    n, label(link), v, o['name'], o['sps'], b, verdict(n, link, 'eff', v)))
             else:
                 print('net-efficiency N=%s %s: ? (no unshaped run of that setting)' % (n, label(link)))
 PY
