@@ -33,6 +33,7 @@
 # env:   BENCH_NET_QUICK=1   N=2 only, fewer steps, no epoch (a few minutes)
 #        BENCH_NET_LINKS="unshaped 10mbit"   BENCH_NET_WORLDS="2 4"
 #        BENCH_NET_SETTINGS="none;--compress int8;..."  (instead of --help's)
+#        BENCH_NET_CROSS=1   every codec with every K as well
 # Needs root (namespaces, tc). The machine is shared: each figure is one run.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -76,20 +77,26 @@ trap 'exit 130' INT TERM
 settings() {
   if [ -n "${BENCH_NET_SETTINGS:-}" ]; then
     tr ';' '\n' <<<"$BENCH_NET_SETTINGS" | while read -r s; do
-      [ -n "$s" ] && echo "${s#--}|$([ "$s" = none ] || echo "$s")"; done
+      [ -n "$s" ] && echo "$(sed 's/--//g' <<<"$s")|$([ "$s" = none ] || echo "$s")"; done
     return
   fi
-  local help c k
+  local help c k ks= cs=
   help=$("$MR" --help 2>&1)
   echo "none|"
   # --compress A|B|C ... : every value but none
   for c in $(sn_compress_values "$MR"); do
-    [ "$c" = none ] || echo "compress $c|--compress $c"
+    [ "$c" = none ] || { cs+=" $c"; echo "compress $c|--compress $c"; }
   done
   # --average-every K: the values its help line lists (integers > 1), else 4 and 16
   if grep -q -- '--average-every' <<<"$help"; then
     k=$(grep -- '--average-every' <<<"$help" | sed 's/--average-every//' | grep -oE '\b[0-9]+\b' | awk '$1 > 1' | sort -nu | tr '\n' ' ')
-    for c in ${k:-4 16}; do echo "average-every $c|--average-every $c"; done
+    for ks in ${k:-4 16}; do echo "average-every $ks|--average-every $ks"; done
+    ks=${k:-4 16}
+  fi
+  # BENCH_NET_CROSS=1: every codec with every K too
+  if [ "${BENCH_NET_CROSS:-0}" = 1 ]; then
+    for k in $ks; do for c in $cs; do
+      echo "compress $c average-every $k|--compress $c --average-every $k"; done; done
   fi
 }
 settings >"$T/settings"
@@ -213,11 +220,11 @@ for r in rows:
 acc1 = {(r['n'], r['impl'], r['name']): r['acc'] for r in recs if r['link'] == 'unshaped' and r['acc'] not in ('-', '?')}
 for n in worlds:
     print('\nN=%s' % n)
-    print('%-10s %-10s %-18s %10s %6s %14s %6s %9s' % ('link', 'peer', 'setting', 'samples/s', 'comm%', 'wire KB/step', 'steps', 'acc 1 ep'))
+    print('%-10s %-10s %-30s %10s %6s %14s %6s %9s' % ('link', 'peer', 'setting', 'samples/s', 'comm%', 'wire KB/step', 'steps', 'acc 1 ep'))
     for link in links:
         for r in recs:
             if r['n'] == n and r['link'] == link:
-                print('%-10s %-10s %-18s %10s %6s %14s %6s %9s' % (label(link), r['impl'], r['name'],
+                print('%-10s %-10s %-30s %10s %6s %14s %6s %9s' % (label(link), r['impl'], r['name'],
                       '%.1f' % r['sps'] if r['sps'] else '?', r['comm'], r['kb'], r['steps'],
                       acc1.get((n, r['impl'], r['name']), '-')))
 print()
