@@ -47,7 +47,7 @@ mkdir -p "$T/d" && "$B/test/app/gen_idx" "$T/d" 3200 100 3 raw >/dev/null ||
   { fail "generate data"; report chaos; exit 1; }
 free_port() { "$B/test/app/free_port" "$@"; }
 
-F=0 J=0 H=0 C=0 D=0 FALSE=0
+F=0 J=0 H=0 C=0 D=0 FALSE=0 UNFORMED=0
 say() { echo "chaos: job $J: $*"; }
 bad() { echo "chaos: job $J: $*" >&2; sed "s/^/  /" "$T/log" >&2; }
 
@@ -81,9 +81,15 @@ ended() { ! kill -0 "$(cat "$T/$1.pid.$2")" 2>/dev/null; }
 # wait_until TENTHS CMD...: until CMD succeeds or the job is over
 wait_until() {
   local n=$1; shift
-  for _ in $(seq "$n"); do "$@" && return 0; finished_any "$NAME" && return 1; sleep 0.1; done
+  for _ in $(seq "$n"); do
+    "$@" && return 0
+    finished_any "$NAME" && return 1
+    [ -n "$(cat "$T/$NAME".rc.* 2>/dev/null)" ] && all_ended "$NAME" && return 1
+    sleep 0.1
+  done
   return 1
 }
+all_ended() { local r; for r in $(seq 0 $(($(cat "$T/$1.n") - 1))); do ended "$1" "$r" || return 1; done; }
 step_past() { [ "$(step_now "$NAME")" -ge "$1" ]; }
 views_past() { [ "$(views "$NAME")" -gt "$1" ]; }
 
@@ -111,7 +117,15 @@ run_job() {
   echo "$n" >"$T/$NAME.n"; free_port >"$T/$NAME.port"
   : >"$T/$NAME.victims"; : >"$T/$NAME.frozen"; : >"$T/$NAME.log"
   ln -sf "$T/$NAME.log" "$T/log"
-  for r in $(seq 0 $((n - 1))); do start "$NAME" "$r"; done
+  # rank 0 first, listening on the master port before the others come (on a
+  # loaded machine loading the data alone can outlast --timeout)
+  start "$NAME" 0
+  for _ in $(seq 300); do
+    ss -ltnH "sport = :$(cat "$T/$NAME.port")" 2>/dev/null | grep -q . && break
+    ended "$NAME" 0 && break
+    sleep 0.1
+  done
+  for r in $(seq 1 $((n - 1))); do start "$NAME" "$r"; done
   local nfaults=$((1 + RANDOM % 3)) out=0 i last
   local desc="$n ranks"; [ $min -gt 0 ] && desc="$desc, --min-ranks $min"
   say "$desc" >>"$T/$NAME.log"
@@ -195,6 +209,16 @@ run_job() {
 # check_job NAME RULE: hangs, crashes, and survivors against the rule
 check_job() {
   local name=$1 rule=$2 r st h first="" ok=1 victim
+  # a job whose first ring never formed (every rank gave up the rendezvous
+  # after --timeout, before any step or fault: a loaded machine) is counted
+  # apart, not judged
+  if ! cat "$T/$name".e* | grep -q "^param-hash" && [ ! -s "$T/$name.victims" ] &&
+     [ "$(awk '$2 != 1' "$T/$name.st" | wc -l)" = 0 ] &&
+     [ "$(grep -l "cannot join the job" "$T/$name".e* | wc -l)" = "$(cat "$T/$name.n")" ]; then
+    UNFORMED=$((UNFORMED + 1))
+    echo "$(head -1 "$T/$name.log"): never formed its first ring within --timeout $TIMEOUT (all ranks exit 1, no fault injected)"
+    return
+  fi
   while read -r r st; do
     victim=0; grep -qw "$r" "$T/$name.victims" && victim=1
     case $st in
@@ -337,7 +361,9 @@ t_end=$(( $(date +%s) + SECS ))
 while [ "$(date +%s)" -lt "$t_end" ]; do
   if [ $LW = 1 ] && [ $((RANDOM % 100)) -lt "${CHAOS_MIXED:-33}" ]; then mixed_job; else run_job; fi
 done
+[ $UNFORMED -gt 0 ] && echo "chaos: $UNFORMED jobs never formed their first ring within --timeout $TIMEOUT (a loaded machine)"
 [ $FALSE -gt 0 ] && echo "chaos: $FALSE ranks never faulted were dropped as if frozen (false alarms)"
 echo "chaos: $F faults, $J jobs, $H hangs, $C crashes, $D diverged"
 check "chaos: no hangs ($H), crashes ($C) or diverged survivors ($D)" test $((H + C + D)) -eq 0
+check "chaos: at least one job judged ($J jobs, $UNFORMED never formed)" test "$J" -gt "$UNFORMED"
 report chaos
