@@ -14,80 +14,92 @@
 
 /* The lanes16 sums (docs/DESIGN.md): lane j adds the elements 16m+j in
  * order, then the tail is added and the lanes in order. One #if chooses
- * how the 16 lanes are held: a GCC vector of 16 floats where the target has
- * vector registers (one AVX-512 register, two AVX or four SSE/NEON ones;
- * GCC's vectoriser turned the plain form into shuffles and stack spills),
- * a plain array elsewhere. The same operations either way. */
-#if defined(__GNUC__) && (defined(__AVX__) || defined(__SSE2__) || defined(__ARM_NEON))
-typedef float tr_v16 __attribute__((vector_size(64)));
-/* a load, as a macro: no function passes a vector wider than the target's
- * registers (that would change the ABI on SSE-only builds) */
-#define V16_LOAD(v, p) __builtin_memcpy(&(v), (p), sizeof(tr_v16))
+ * how the 16 lanes are held: TR_V16 host vectors (tr_layer_kernels.h: one
+ * AVX-512 register, two AVX or four SSE/NEON ones, lane j in vector
+ * j / TR_VL) where the target has vector registers, 16 named scalars
+ * elsewhere. The same operations either way. */
+#if TR_HOST_VECTORS
+/* the 16 lanes at p, as TR_V16 vectors */
+#define V16_LOAD(v, p)                                                        \
+    do {                                                                      \
+        int k_;                                                               \
+        for (k_ = 0; k_ < TR_V16; k_++)                                       \
+            TR_VLOAD((v)[k_], (p) + k_ * TR_VL);                              \
+    } while (0)
+/* s += the 16 lanes of acc, in order */
+#define V16_REDUCE(s, acc)                                                    \
+    do {                                                                      \
+        int k_, j_;                                                           \
+        for (k_ = 0; k_ < TR_V16; k_++)                                       \
+            for (j_ = 0; j_ < TR_VL; j_++)                                    \
+                (s) += (acc)[k_][j_];                                         \
+    } while (0)
 
 float tr_sum_lanes16(const float *restrict x, size_t n)
 {
-    tr_v16 acc = {0};
+    tr_vfl acc[TR_V16] = {{0}};
     float s = 0.0f;
     size_t i, body = n - n % TR_LANES;
-    int j;
+    int k;
 
     for (i = 0; i < body; i += TR_LANES) {
-        tr_v16 v;
+        tr_vfl v[TR_V16];
         V16_LOAD(v, x + i);
-        acc += v;
+        for (k = 0; k < TR_V16; k++)
+            acc[k] += v[k];
     }
     for (i = body; i < n; i++)
         s += x[i];
-    for (j = 0; j < TR_LANES; j++)
-        s += acc[j];
+    V16_REDUCE(s, acc);
     return s;
 }
 
 float tr_bn2d_plane_sqdev(const float *restrict x, size_t n, float mean)
 {
-    tr_v16 acc = {0};
+    tr_vfl acc[TR_V16] = {{0}};
     float s = 0.0f;
     size_t i, body = n - n % TR_LANES;
-    int j;
+    int k;
 
     for (i = 0; i < body; i += TR_LANES) {
-        tr_v16 d;
+        tr_vfl d[TR_V16];
         V16_LOAD(d, x + i);
-        d -= mean;
-        acc += d * d;
+        for (k = 0; k < TR_V16; k++) {
+            d[k] -= mean;
+            acc[k] += d[k] * d[k];
+        }
     }
     for (i = body; i < n; i++) {
         float d = x[i] - mean;
         s += d * d;
     }
-    for (j = 0; j < TR_LANES; j++)
-        s += acc[j];
+    V16_REDUCE(s, acc);
     return s;
 }
 
 void tr_bn2d_plane_dsums(float *sb, float *sg, const float *restrict dy,
                          const float *restrict x, size_t n, float mean, float invstd)
 {
-    tr_v16 ab = {0}, ag = {0};
+    tr_vfl ab[TR_V16] = {{0}}, ag[TR_V16] = {{0}};
     float b = 0.0f, g = 0.0f;
     size_t i, body = n - n % TR_LANES;
-    int j;
+    int k;
 
     for (i = 0; i < body; i += TR_LANES) {
-        tr_v16 d, v;
+        tr_vfl d[TR_V16], v[TR_V16];
         V16_LOAD(d, dy + i);
         V16_LOAD(v, x + i);
-        ab += d;
-        ag += d * ((v - mean) * invstd);
+        for (k = 0; k < TR_V16; k++) {
+            ab[k] += d[k];
+            ag[k] += d[k] * ((v[k] - mean) * invstd);
+        }
     }
     for (i = body; i < n; i++) {
         b += dy[i];
         g += dy[i] * ((x[i] - mean) * invstd);
     }
-    for (j = 0; j < TR_LANES; j++) {
-        b += ab[j];
-        g += ag[j];
-    }
+    V16_REDUCE(b, ab);
+    V16_REDUCE(g, ag);
     *sb = b;
     *sg = g;
 }

@@ -264,7 +264,6 @@ static void shifted_copy(float *restrict row, const float *restrict plane,
 
 #if TR_CONV_SHIFTED
 typedef float tr_cv16 __attribute__((vector_size(64)));
-typedef int32_t tr_ci16 __attribute__((vector_size(64)));
 
 static size_t flat_lead(const struct tr_layer *l)
 {
@@ -286,30 +285,30 @@ static void shifted_begin(float *z, const struct tr_layer *l)
 /* z from x for the input channels [ic0, ic1): each channel's inputs into
  * its flat copy, then each plane a vector at a time, loaded from the copy
  * at q + kj and masked by where column q%W + kj - P lies in the row (the
- * columns of the vector's lanes, col, step on by 16 modulo W) */
+ * columns of the vector's lanes, col, step on by TR_VL modulo W) */
 static void shifted_planes(float *restrict z, const float *restrict x, size_t ic0, size_t ic1,
                            const struct tr_layer *l)
 {
     const size_t hw = (size_t)l->in_h * l->in_w, K = l->d.kernel, ls = plane_stride(l);
     const size_t fl = flat_len(l);
-    const int32_t W = (int32_t)l->in_w, P = (int32_t)l->d.pad, step = 16 % W;
+    const int32_t W = (int32_t)l->in_w, P = (int32_t)l->d.pad, step = TR_VL % W;
     float *restrict xf = z + rows_at(l);
-    tr_ci16 col0;
+    tr_vil col0;
     size_t c, q, kj;
     int j;
 
-    for (j = 0; j < 16; j++)
+    for (j = 0; j < TR_VL; j++)
         col0[j] = j % W;
     for (c = 0; c < ic1 - ic0; c++)
         __builtin_memcpy(xf + c * fl + flat_lead(l), x + (ic0 + c) * hw, hw * sizeof *x);
     for (c = 0; c < ic1 - ic0; c++) {
         const float *f = xf + c * fl;
         float *zc = z + c * K * ls;
-        tr_ci16 col = col0;
-        for (q = 0; q < ls; q += 16) {
+        tr_vil col = col0;
+        for (q = 0; q < ls; q += TR_VL) {
             for (kj = 0; kj < K; kj++) {
-                const tr_ci16 t = col + ((int32_t)kj - P);
-                tr_ci16 v;
+                const tr_vil t = col + ((int32_t)kj - P);
+                tr_vil v;
                 __builtin_memcpy(&v, f + q + kj, sizeof v);
                 v &= (t >= 0) & (t < W);
                 __builtin_memcpy(zc + kj * ls + q, &v, sizeof v);

@@ -37,6 +37,28 @@
 #define TR_HOST_VECTORS 0
 #endif
 
+#if TR_HOST_VECTORS
+/* The host's own vector: TR_VL floats in one register (16 with AVX-512, 8
+ * with AVX, 4 with SSE2 or NEON). A kernel's 16 lanes (the lanes16 sums,
+ * the pool's 16 windows) are TR_V16 of them side by side, lane j in vector
+ * j / TR_VL: wider GCC vectors than the registers are split by the
+ * compiler through the stack (AVX2 spilled every sum of a 64-byte vector).
+ * The GEMM's tiles take the same width (TR_VW, tr_kernel_gemm.c). */
+#if defined(__AVX512F__) && !defined(TR_VEC256)
+#define TR_VL 16
+#elif defined(__AVX__)
+#define TR_VL 8
+#else
+#define TR_VL 4
+#endif
+#define TR_V16 (16 / TR_VL)
+typedef float tr_vfl __attribute__((vector_size(TR_VL * 4)));
+typedef int32_t tr_vil __attribute__((vector_size(TR_VL * 4)));
+/* v = the TR_VL floats at p (any alignment), and back */
+#define TR_VLOAD(v, p) __builtin_memcpy(&(v), (p), sizeof(tr_vfl))
+#define TR_VSTORE(p, v) __builtin_memcpy((p), &(v), sizeof(tr_vfl))
+#endif
+
 /* An empty asm through which the compiler must keep vector v in a register
  * as it is: one load of it, not one folded into each of its uses. The
  * constraint for a vector register is "v" on x86 and "w" on Arm. */
