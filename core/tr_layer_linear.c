@@ -23,21 +23,27 @@ void tr_linear_forward_ref(float *y, const float *x, const float *w, const float
 /* Fast: the dot product in 16 independent partial sums (lane j adds the
  * products k = 16m + j in order), then the tail and the lanes in order onto
  * +0, then the bias: the same bits on every target. Where the GEMM has
- * vector tiles, a GCC vector holds the lanes and a block of TR_LIN_SB
+ * vector tiles, host vectors hold the lanes and a block of TR_LIN_SB
  * samples x TR_LIN_OB outputs runs side by side (each input vector loaded
  * once for the block's outputs, w's rows once for its samples; one dot
  * product alone waited on its own chain); elsewhere TR_L16's named
  * accumulators, which a compiler may vectorise without reassociating. */
 #define TR_LIN_LANES 16
 #if TR_LIN_VECTOR
-#if defined(__AVX512F__)     /* 20 sums of 32 registers */
+/* a 16-lane sum is TR_V16 host vectors (tr_layer_kernels.h): with AVX-512
+ * 4 x 5 sums are 20 of the 32 registers; 2 x 2 are 8 of AVX's 16 (and 8
+ * of NEON's 32 in 4-lane vectors, 16 with the loads); SSE's 16 registers
+ * take 1 x 2 */
+#if TR_VL == 16
 #define TR_LIN_SB 4
 #define TR_LIN_OB 5
-#else                           /* a 16-lane sum is 2 or 4 registers */
+#elif TR_VL == 8 || defined(__aarch64__)
+#define TR_LIN_SB 2
+#define TR_LIN_OB 2
+#else
 #define TR_LIN_SB 1
 #define TR_LIN_OB 2
 #endif
-typedef float tr_lv __attribute__((vector_size(TR_LIN_LANES * 4)));
 
 /* y[i0 + s][o0 + t] for s < sb, t < ob (constants where it is inlined) */
 static inline __attribute__((always_inline)) void
@@ -46,27 +52,29 @@ lin_block(float *restrict y, const float *restrict x, const float *restrict w,
           const int ob)
 {
     const size_t body = in - in % TR_LIN_LANES;
-    tr_lv acc[TR_LIN_SB][TR_LIN_OB];
+    tr_vfl acc[TR_LIN_SB][TR_LIN_OB][TR_V16];
     float r[TR_LIN_SB][TR_LIN_OB];
     size_t k;
-    int s, t, j;
+    int s, t, j, v;
 
     for (s = 0; s < sb; s++)
         for (t = 0; t < ob; t++) {
-            acc[s][t] = (tr_lv){0};
+            for (v = 0; v < TR_V16; v++)
+                acc[s][t][v] = (tr_vfl){0};
             r[s][t] = 0.0f;
         }
-    for (k = 0; k < body; k += TR_LIN_LANES) {
-        tr_lv xv[TR_LIN_SB];
-        for (s = 0; s < sb; s++)
-            __builtin_memcpy(&xv[s], x + (i0 + s) * in + k, sizeof xv[s]);
-        for (t = 0; t < ob; t++) {
-            tr_lv wv;
-            __builtin_memcpy(&wv, w + (o0 + t) * in + k, sizeof wv);
+    for (k = 0; k < body; k += TR_LIN_LANES)
+        for (v = 0; v < TR_V16; v++) {
+            tr_vfl xv[TR_LIN_SB];
             for (s = 0; s < sb; s++)
-                acc[s][t] += xv[s] * wv;
+                TR_VLOAD(xv[s], x + (i0 + s) * in + k + v * TR_VL);
+            for (t = 0; t < ob; t++) {
+                tr_vfl wv;
+                TR_VLOAD(wv, w + (o0 + t) * in + k + v * TR_VL);
+                for (s = 0; s < sb; s++)
+                    acc[s][t][v] += xv[s] * wv;
+            }
         }
-    }
     for (k = body; k < in; k++)
         for (s = 0; s < sb; s++)
             for (t = 0; t < ob; t++)
@@ -74,7 +82,7 @@ lin_block(float *restrict y, const float *restrict x, const float *restrict w,
     for (j = 0; j < TR_LIN_LANES; j++)
         for (s = 0; s < sb; s++)
             for (t = 0; t < ob; t++)
-                r[s][t] += acc[s][t][j];
+                r[s][t] += acc[s][t][j / TR_VL][j % TR_VL];
     for (s = 0; s < sb; s++)
         for (t = 0; t < ob; t++)
             y[(i0 + s) * out + o0 + t] = r[s][t] + b[o0 + t];

@@ -145,6 +145,28 @@ $(A64_TEST_DIR)/test_lean_vector: test/core/test_lean_plain.c $(CROSS_DIR)/isa/a
 	$(A64_CC) $(A64_TEST_CFLAGS) -DTEST_LEAN_VECTOR '-DTEST_SUITE="core_lean_plane_a64"' -o $@ $< \
 	  $(CROSS_DIR)/isa/a64/libtinyring.a -lm
 
+# test-core-isa: the same kernel suites on core built for each narrower
+# x86 vector unit of CROSS_HOST_ISAS (AVX2 without AVX-512; SSE2 only),
+# each under its own suite name (core_*_avx2, core_*_sse2): the kernels'
+# other branches against the reference and the goldens, on this host
+ISA_SUITES := fast lean_kernels lean golden
+ISA_TEST_BINS := $(foreach i,$(CROSS_HOST_ISAS),$(ISA_SUITES:%=$(CROSS_DIR)/isa-tests/$(firstword $(subst :, ,$(i)))/test_%))
+define ISA_TEST_RULES
+$(CROSS_DIR)/isa-tests/$(1)/test_%: test/core/test_%.c $(CROSS_DIR)/isa/$(1)/libtinyring.a $(CORE_TEST_HDRS)
+	@mkdir -p $$(dir $$@)
+	$(CC) -std=gnu99 -Wall -Wextra -O2 -ffp-contract=off $(2) -Icore -Itest -Itest/core \
+	  '-DTEST_SUITE="core_$$*_$(1)"' -o $$@ $$< $(CROSS_DIR)/isa/$(1)/libtinyring.a -lm
+endef
+$(foreach i,$(CROSS_HOST_ISAS),$(eval $(call ISA_TEST_RULES,$(firstword $(subst :, ,$(i))),$(lastword $(subst :, ,$(i))))))
+
+.PHONY: test-core-isa
+test-core-isa: $(ISA_TEST_BINS)
+	@mkdir -p $(TR_RESULTS)
+	@st=0; for t in $(ISA_TEST_BINS); do \
+	  timeout 300 $$t test/fixtures || { echo "FAILED: $$t"; st=1; }; done; exit $$st
+
+TEST_TARGETS += test-core-isa
+
 .PHONY: test-core-a64
 test-core-a64: $(A64_TEST_BINS)
 	@mkdir -p $(TR_RESULTS)
