@@ -138,15 +138,19 @@ static void gemm_tail(float *c, const float *a, const float *b, size_t m, size_t
  * multiplies and 16 adds: the multiplies and adds fill both vector ports.
  * tr_gemm_at_grid (the convolutions' forward, B's rows unaligned) takes
  * 8 x 3 there: 24 registers, 11 loads for 48 multiplies and adds instead
- * of 10 for 32. With 16 registers (AVX, SSE) the tile is 6 x 2. Columns
+ * of 10 for 32. With 16 registers (AVX, SSE) the tile is 6 x 2; AVX-512
+ * with 256-bit vectors (TR_VEC256) keeps the 32 registers' 8 x 2 and 8 x 3. Columns
  * below a vector take a 4-lane tile, below 4 the reference loop. Row
  * blocks are as even as the row count allows (25 rows: 6, 6, 6, 7), so no
  * block is left with too few independent accumulators to hide the add
  * latency. */
-#if defined(__AVX512F__)
+#if TR_VL == 16
 #define TR_VW 16
 #define TR_VMR 8
-#elif defined(__AVX__)
+#elif TR_VL == 8 && defined(__AVX512F__)   /* 256-bit tiles, 32 registers (TR_VEC256) */
+#define TR_VW 8
+#define TR_VMR 8
+#elif TR_VL == 8
 #define TR_VW 8
 #define TR_VMR 6
 #else
@@ -422,7 +426,7 @@ GRID_ROWS_FN(tile_q_ga, qtile_ga, 1, GA_PARAMS)
 #define GRID_ARGS c, a, b, off, k, lda, ldc, bias
 #define GB_PARAMS float *c, const float *a, const float *b, const size_t *off, size_t k, \
                   size_t lda, size_t ldc, const float *bias
-#if TR_VW == 16
+#if TR_VMR == 8
 GRID_ROWS_FN(tile_3v_gb, vtile_gb, 3, GB_PARAMS)
 #endif
 GRID_ROWS_FN(tile_2v_gb, vtile_gb, 2, GB_PARAMS)
@@ -536,7 +540,7 @@ static void gemm_gb_rows(float *c, const float *a, const float *b, const size_t 
 {
     size_t i, j = 0, r, p, i0 = 0;
 
-#if TR_VW == 16     /* 8 x 3 vectors: 24 of the 32 registers */
+#if TR_VMR == 8     /* 8 x 3 vectors: 24 of the 32 registers */
     for (; j + 3 * TR_VW <= n; j += 3 * TR_VW)
         for (i = 0; i < m; i += r) {
             r = block_rows(m - i);

@@ -663,9 +663,13 @@ void tr_conv2d_forward(float *y, const float *x, const float *w, const float *b,
  * in its own sample, so no element reads the other sample's dy. */
 #if TR_CONV_SHIFTED
 #define TR_DX_NS 2       /* samples side by side */
-#if defined(__AVX512F__)
+#if TR_VL == 16
 #define TR_DX_VW 16      /* lanes, and the tile: R channels x V vectors */
 #define TR_DX_R 8        /* R*V sums t in 24 of the 32 registers */
+#define TR_DX_V 3
+#elif defined(__AVX512F__)   /* 256-bit vectors, 32 registers (TR_VEC256) */
+#define TR_DX_VW 8
+#define TR_DX_R 8
 #define TR_DX_V 3
 #elif defined(__AVX__)
 #define TR_DX_VW 8       /* 16 registers */

@@ -22,7 +22,7 @@ $(CORE_TEST_DIR)/%: test/core/%.c $(BUILD)/libtinyring.a $(CORE_TEST_HDRS)
 $(CORE_TEST_DIR)/test_gemm_plain: HOST_CFLAGS += -ffp-contract=off
 # test_lean_plain compiles the one-plane conv kernels into itself, plain branch
 $(CORE_TEST_DIR)/test_lean_plain: HOST_CFLAGS += -ffp-contract=off
-GEMM_ISAS := native:-march=native no-avx512:-mno-avx512f no-avx:-mno-avx
+GEMM_ISAS := native:-march=native no-avx512:-mno-avx512f no-avx:-mno-avx vec256:-DTR_VEC256
 GEMM_ISA_BINS := $(foreach v,$(GEMM_ISAS),$(CORE_TEST_DIR)/test_gemm_isa_$(firstword $(subst :, ,$(v))))
 $(CORE_TEST_DIR)/test_gemm_isa_%: test/core/test_gemm_plain.c $(CORE_TEST_HDRS) core/tr_kernel_gemm.c
 	@mkdir -p $(dir $@)

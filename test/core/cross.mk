@@ -14,6 +14,7 @@
 # default; 1 lean). $(CROSS_DIR)/<target>/<variant>.elf; the host twin is
 # $(CROSS_DIR)/host/<variant>.
 CROSS_DIR     := $(BUILD)/cross
+comma := ,
 CROSS_CFLAGS  := $(CORE_MCU_CFLAGS)
 CROSS_TEST_VARIANTS := 4-8-4-3-1 4-8-4-3-0-1
 # the startup files cast the stack symbol into the vector table: not -pedantic
@@ -97,8 +98,13 @@ $(CROSS_DIR)/host/%: $(CROSS_DIR)/var/%/image_arena.h $(CROSS_IMG_SRCS) test/cor
 # On an x86-64 host, the host twin again on core built for narrower vector
 # units (AVX2 without AVX-512; SSE2 only): the kernels' other #if branches
 # must print the same lines. $(CROSS_DIR)/host-<isa>/<variant>
+# (and where the host has AVX-512, AVX-512 with 256-bit tiles, TR_VEC256;
+# a comma in an ISA's flags stands for a space)
 ifeq ($(shell uname -m),x86_64)
 CROSS_HOST_ISAS := avx2:-march=x86-64-v3 sse2:-march=x86-64
+ifneq ($(shell $(CC) -march=native -dM -E - </dev/null 2>/dev/null | grep -c __AVX512F__),0)
+CROSS_HOST_ISAS += avx512-256:-march=x86-64-v4,-DTR_VEC256
+endif
 endif
 # (1) the ISA's name, (2) its compiler flags; for another architecture (3)
 # its compiler and (4) its ar (default: the host's)
@@ -114,7 +120,7 @@ $(CROSS_DIR)/host-$(1)/%: $(CROSS_DIR)/var/%/image_arena.h $(CROSS_IMG_SRCS) \
 	@mkdir -p $$(dir $$@)
 	$$(call host_twin,$(CORE_CFLAGS) $(2),$(CROSS_DIR)/isa/$(1)/libtinyring.a,$(3))
 endef
-$(foreach i,$(CROSS_HOST_ISAS),$(eval $(call CROSS_ISA_RULES,$(firstword $(subst :, ,$(i))),$(lastword $(subst :, ,$(i))))))
+$(foreach i,$(CROSS_HOST_ISAS),$(eval $(call CROSS_ISA_RULES,$(firstword $(subst :, ,$(i))),$(subst $(comma), ,$(lastword $(subst :, ,$(i)))))))
 
 # A 64-bit Arm host (the kernels' NEON branches): the host twin on core
 # built by the AArch64 cross compiler, static, run under QEMU's user mode
@@ -157,7 +163,7 @@ $(CROSS_DIR)/isa-tests/$(1)/test_%: test/core/test_%.c $(CROSS_DIR)/isa/$(1)/lib
 	$(CC) -std=gnu99 -Wall -Wextra -O2 -ffp-contract=off $(2) -Icore -Itest -Itest/core \
 	  '-DTEST_SUITE="core_$$*_$(1)"' -o $$@ $$< $(CROSS_DIR)/isa/$(1)/libtinyring.a -lm
 endef
-$(foreach i,$(CROSS_HOST_ISAS),$(eval $(call ISA_TEST_RULES,$(firstword $(subst :, ,$(i))),$(lastword $(subst :, ,$(i))))))
+$(foreach i,$(CROSS_HOST_ISAS),$(eval $(call ISA_TEST_RULES,$(firstword $(subst :, ,$(i))),$(subst $(comma), ,$(lastword $(subst :, ,$(i)))))))
 
 .PHONY: test-core-isa
 test-core-isa: $(ISA_TEST_BINS)
