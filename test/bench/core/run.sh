@@ -13,13 +13,13 @@
 # usage: run.sh BATCH ROUNDS STEPS NAME:BENCH_BINARY:PEAK_PROBE ...
 # prints per build NAME: its per-layer table, then
 #   "ratio NAME/torch: R x" and "fraction-of-peak N=1 NAME: P%"
-# Timings are of each thread's CPU time by default (BENCH_CLOCK=cpu, read
+# Timings are of each process's CPU time (all its threads) by default (BENCH_CLOCK=cpu, read
 # by bench_core, peak_probe and torch_step.py: a shared machine's other
 # processes then cost a run their cache and core sharing, not the time the
 # run was waiting); BENCH_CLOCK=wall times the wall clock.
 set -u
 export BENCH_CLOCK=${BENCH_CLOCK:-cpu}
-echo "clock: BENCH_CLOCK=$BENCH_CLOCK ($( [ "$BENCH_CLOCK" = cpu ] && echo "each thread's CPU time" || echo "wall time"))"
+echo "clock: BENCH_CLOCK=$BENCH_CLOCK ($( [ "$BENCH_CLOCK" = cpu ] && echo "each process's CPU time, all its threads" || echo "wall time"))"
 batch=${1:-100}; rounds=${2:-3}; steps=${3:-20}; shift 3
 here=$(dirname "$0")
 py=/usr/bin/python3
