@@ -117,15 +117,7 @@ run_job() {
   echo "$n" >"$T/$NAME.n"; free_port >"$T/$NAME.port"
   : >"$T/$NAME.victims"; : >"$T/$NAME.frozen"; : >"$T/$NAME.log"
   ln -sf "$T/$NAME.log" "$T/log"
-  # rank 0 first, listening on the master port before the others come (on a
-  # loaded machine loading the data alone can outlast --timeout)
-  start "$NAME" 0
-  for _ in $(seq 300); do
-    ss -ltnH "sport = :$(cat "$T/$NAME.port")" 2>/dev/null | grep -q . && break
-    ended "$NAME" 0 && break
-    sleep 0.1
-  done
-  for r in $(seq 1 $((n - 1))); do start "$NAME" "$r"; done
+  for r in $(seq 0 $((n - 1))); do start "$NAME" "$r"; done
   local nfaults=$((1 + RANDOM % 3)) out=0 i last
   local desc="$n ranks"; [ $min -gt 0 ] && desc="$desc, --min-ranks $min"
   say "$desc" >>"$T/$NAME.log"
