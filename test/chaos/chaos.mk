@@ -1,6 +1,9 @@
 # test/chaos: random faults against --elastic jobs (test/chaos/chaos.sh):
 # mnist_ring over POSIX, and mixed POSIX/lwIP rings of test/lwip's programs.
 #   make chaos CHAOS_S=600 [CHAOS_SEED=N]   as long as you like; the seed is printed
+#     [CHAOS_TIMEOUT=S]  the jobs' --timeout (3; more on a heavily loaded machine,
+#                        where a ring may not form within 3 s)
+#     [CHAOS_MIXED=P]    percent of mixed POSIX/lwIP jobs (33; they need root)
 #   make test-chaos                          the 60-second run of make test
 CHAOS_S    ?= 600
 CHAOS_SEED ?=

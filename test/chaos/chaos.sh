@@ -41,7 +41,7 @@ trap 'kill -9 $(jobs -p) 2>/dev/null; [ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT
 TIMEOUT=${CHAOS_TIMEOUT:-3}   # --timeout: small enough that a frozen rank is dropped in seconds
 BOUND=90                      # no process of a job may take longer (a hang)
 
-echo "chaos: seed $SEED, $SECS s (replay the schedule: make chaos CHAOS_S=$SECS CHAOS_SEED=$SEED)"
+echo "chaos: seed $SEED, $SECS s, --timeout $TIMEOUT (replay the schedule: make chaos CHAOS_S=$SECS CHAOS_SEED=$SEED$([ "$TIMEOUT" = 3 ] || echo " CHAOS_TIMEOUT=$TIMEOUT"))"
 RANDOM=$SEED
 mkdir -p "$T/d" && "$B/test/app/gen_idx" "$T/d" 3200 100 3 raw >/dev/null ||
   { fail "generate data"; report chaos; exit 1; }
