@@ -50,6 +50,47 @@ void tr_model_desc_convnet(struct tr_model_desc *d, unsigned c1, unsigned c2,
     d->layer[9].out = (uint16_t)classes;
 }
 
+/* The buckets (tr_model.h, docs/BUCKETS.md): a head is a layer with
+ * parameters that is not a BN; bucket b is the (heads - 1 - b)-th head's
+ * parameters up to the next head's, so a BN goes with the head before it
+ * (and a BN before every head with the first). done_at is the lowest layer
+ * of the bucket; tr_model.c's layout lowers it for the lean plan's stream
+ * (its weight gradient is made by the block before it). */
+static void cut_buckets(struct tr_model *m)
+{
+    unsigned head[TR_MAX_LAYERS], nh = 0, i, b;
+
+    for (i = 0; i < m->n_layers; i++) {
+        m->layer[i].bucket = -1;
+        if (m->layer[i].p_len > 0 && m->layer[i].d.kind != TR_LAYER_BATCHNORM2D)
+            head[nh++] = i;
+    }
+    m->n_buckets = 0;
+    if (m->n_params == 0)
+        return;
+    if (nh == 0)
+        head[nh++] = 0;          /* BN parameters only: one bucket */
+    for (b = 0; b < nh; b++) {
+        unsigned h = nh - 1u - b;
+        struct tr_bucket *k = &m->bucket[b];
+        k->lo = h == 0 ? 0 : m->layer[head[h]].p_off;
+        k->hi = b == 0 ? m->n_params : m->layer[head[h + 1u]].p_off;
+        k->done_at = m->n_layers;
+    }
+    m->n_buckets = nh;
+    for (i = 0; i < m->n_layers; i++) {
+        struct tr_layer *l = &m->layer[i];
+        if (l->p_len == 0)
+            continue;
+        for (b = 0; b < nh; b++)
+            if (l->p_off >= m->bucket[b].lo && l->p_off < m->bucket[b].hi)
+                break;
+        l->bucket = (int8_t)b;
+        if (i < m->bucket[b].done_at)
+            m->bucket[b].done_at = i;
+    }
+}
+
 /* Resolve shapes and parameter offsets of every layer into m (no memory). */
 static int resolve(struct tr_model *m, const struct tr_model_desc *d)
 {
@@ -141,6 +182,7 @@ static int resolve(struct tr_model *m, const struct tr_model_desc *d)
     m->n_params = np;
     m->n_buffers = nb;
     m->classes = c;
+    cut_buckets(m);
     return 0;
 }
 
@@ -237,10 +279,41 @@ static size_t scratch_floats(struct tr_model *m, unsigned batch)
 }
 
 /* Resolve d into m and carve every buffer from a (measuring or real). */
-static int layout(struct tr_model *m, const struct tr_model_desc *d, unsigned batch,
-                  struct tr_arena *a)
+/* The lean plan's stream: its bucket completes only with the block before
+ * it (which makes its weight gradient), and that block's BN (and the conv
+ * it recomputes) belong to the next bucket: with TR_MODEL_GRAD_BUCKET their
+ * gradients wait in the spill, [spill_lo, spill_lo + spill_len) of the flat
+ * vector, until that bucket opens. One stream at most there. */
+static int stream_buckets(struct tr_model *m, unsigned opts)
 {
-    size_t dmax = 0, smax;
+    unsigned i, j, streams = 0;
+
+    m->spill_len = 0;
+    m->spill_lo = 0;
+    for (i = 0; i < m->n_layers; i++) {
+        const struct tr_layer *l = &m->layer[i];
+        if (l->role != TR_ROLE_STREAM || l->bucket < 0)
+            continue;
+        for (j = i; j-- > 0;)
+            if (m->layer[j].role == TR_ROLE_BLOCK)
+                break;
+        if (j >= i)
+            continue;
+        if (j < m->bucket[l->bucket].done_at)
+            m->bucket[l->bucket].done_at = j;
+        if (++streams > 1 && (opts & TR_MODEL_GRAD_BUCKET))
+            return TR_ERR_INVAL;
+        m->spill_lo = j > 0 && m->layer[j - 1].role == TR_ROLE_RECOMPUTED ? m->layer[j - 1].p_off
+                                                                          : m->layer[j].p_off;
+        m->spill_len = m->layer[j].p_off + m->layer[j].p_len - m->spill_lo;
+    }
+    return 0;
+}
+
+static int layout(struct tr_model *m, const struct tr_model_desc *d, unsigned batch,
+                  unsigned opts, struct tr_arena *a)
+{
+    size_t dmax = 0, smax, glen;
     int ovf = 0, err;
     unsigned i;
 
@@ -252,11 +325,24 @@ static int layout(struct tr_model *m, const struct tr_model_desc *d, unsigned ba
     /* a BN over a 1x1 map at batch 1 could never take a training step */
     if (batch == 1 && tr_model_bn_single_value(m, 1))
         return TR_ERR_INVAL;
+    if (opts & ~(TR_MODEL_GRAD_BUCKET | TR_MODEL_NO_MOMENTUM))
+        return TR_ERR_INVAL;
     tr_plan_roles(m);
+    if ((err = stream_buckets(m, opts)) != 0)
+        return err;
+    m->opts = opts;
     m->batch = batch;
+    glen = m->n_params;
+    if (opts & TR_MODEL_GRAD_BUCKET) {
+        glen = m->n_buffers + 1u;
+        for (i = 0; i < m->n_buckets; i++)
+            if (m->bucket[i].hi - m->bucket[i].lo > glen)
+                glen = m->bucket[i].hi - m->bucket[i].lo;
+    }
+    m->grads_len = glen;
     m->params = tr_arena_floats(a, m->n_params);
-    m->grads = tr_arena_floats(a, m->n_params);
-    m->momentum = tr_arena_floats(a, m->n_params);
+    m->grads = tr_arena_floats(a, glen);
+    m->momentum = opts & TR_MODEL_NO_MOMENTUM ? NULL : tr_arena_floats(a, m->n_params);
     m->buffers = tr_arena_floats(a, m->n_buffers);
     m->dlogits = tr_arena_floats(a, mul_floats(batch, m->classes, &ovf));
     for (i = 0; i < m->n_layers; i++) {
@@ -280,6 +366,13 @@ static int layout(struct tr_model *m, const struct tr_model_desc *d, unsigned ba
     smax = scratch_floats(m, batch);
     m->scratch = tr_arena_floats(a, smax);
     m->scratch_len = smax;
+    if (!(opts & TR_MODEL_GRAD_BUCKET))
+        m->spill_len = 0;
+    m->spill = m->spill_len ? tr_arena_floats(a, m->spill_len) : NULL;
+    m->spill_used = 0;
+    m->open_bucket = 0;
+    m->bw_left = 0;
+    m->bw_done = 0;
     if (ovf)
         return TR_ERR_NOMEM;
     m->input = NULL;
@@ -293,12 +386,18 @@ static int layout(struct tr_model *m, const struct tr_model_desc *d, unsigned ba
 
 int tr_model_arena_size(const struct tr_model_desc *d, unsigned batch, size_t *bytes)
 {
+    return tr_model_arena_size_opt(d, batch, 0, bytes);
+}
+
+int tr_model_arena_size_opt(const struct tr_model_desc *d, unsigned batch, unsigned opts,
+                            size_t *bytes)
+{
     struct tr_model tmp;
     struct tr_arena a;
     int err;
 
     tr_arena_measure(&a);
-    err = layout(&tmp, d, batch, &a);
+    err = layout(&tmp, d, batch, opts, &a);
     if (err)
         return err == TR_ERR_NOMEM ? TR_ERR_NOMEM : TR_ERR_INVAL;
     if (bytes)
@@ -322,6 +421,12 @@ int tr_model_counts(const struct tr_model_desc *d, size_t *n_params, size_t *n_b
 int tr_model_init(struct tr_model *m, const struct tr_model_desc *d, unsigned batch,
                   void *arena, size_t arena_size)
 {
+    return tr_model_init_opt(m, d, batch, 0, arena, arena_size);
+}
+
+int tr_model_init_opt(struct tr_model *m, const struct tr_model_desc *d, unsigned batch,
+                      unsigned opts, void *arena, size_t arena_size)
+{
     struct tr_arena a;
     size_t i;
     int err;
@@ -331,16 +436,66 @@ int tr_model_init(struct tr_model *m, const struct tr_model_desc *d, unsigned ba
     err = tr_arena_init(&a, arena, arena_size);
     if (err)
         return err;
-    err = layout(m, d, batch, &a);
+    err = layout(m, d, batch, opts, &a);
     if (err)
         return err;
-    for (i = 0; i < m->n_params; i++) {
+    for (i = 0; i < m->n_params; i++)
         m->params[i] = 0.0f;
+    for (i = 0; i < m->grads_len; i++)
         m->grads[i] = 0.0f;
+    for (i = 0; m->momentum && i < m->n_params; i++)
         m->momentum[i] = 0.0f;
-    }
     for (i = 0; i < m->n_buffers; i++)
         m->buffers[i] = 0.0f;
+    return 0;
+}
+
+/* ---- where gradients go, bucket by bucket */
+
+float *tr_plan_grad(struct tr_model *m, const struct tr_layer *l)
+{
+    size_t lo;
+    if (!(m->opts & TR_MODEL_GRAD_BUCKET))
+        return m->grads + l->p_off;
+    if (l->bucket < 0)
+        return m->grads;                 /* no parameters: never written */
+    lo = m->bucket[l->bucket].lo;
+    if ((unsigned)l->bucket == m->open_bucket)
+        return m->grads + (l->p_off - lo);
+    /* a lean block's BN (or its conv) made before its bucket opens */
+    m->spill_used = 1;
+    return m->spill + (l->p_off - m->spill_lo);
+}
+
+unsigned tr_model_buckets_done(const struct tr_model *m)
+{
+    return m->bw_done;
+}
+
+float *tr_model_bucket_grads(struct tr_model *m, unsigned b)
+{
+    if (b >= m->n_buckets)
+        return NULL;
+    if (!(m->opts & TR_MODEL_GRAD_BUCKET))
+        return m->grads + m->bucket[b].lo;
+    return b == m->open_bucket ? m->grads : NULL;
+}
+
+int tr_model_bucket_next(struct tr_model *m)
+{
+    const struct tr_bucket *k;
+    size_t i;
+    if (!(m->opts & TR_MODEL_GRAD_BUCKET) || m->bw_done <= m->open_bucket)
+        return TR_ERR_INVAL;
+    m->open_bucket++;
+    if (m->open_bucket >= m->n_buckets)
+        return 0;
+    k = &m->bucket[m->open_bucket];
+    if (m->spill_used && m->spill_lo >= k->lo && m->spill_lo < k->hi) {
+        for (i = 0; i < m->spill_len; i++)
+            m->grads[m->spill_lo - k->lo + i] = m->spill[i];
+        m->spill_used = 0;
+    }
     return 0;
 }
 

@@ -80,6 +80,7 @@ struct tr_layer {
                                     * recomputed; NULL for the others (max-pool
                                     * finds its argmax again from in and out) */
     uint8_t  role;                 /* how the plan runs it (TR_ROLE_*) */
+    int8_t   bucket;               /* the bucket of its parameters, -1: none */
     size_t   band;                 /* conv: output positions per band of its
                                     * scratch (lean plan), or 0: whole-image
                                     * im2col (fast plan, and lean where room) */
@@ -101,6 +102,26 @@ struct tr_layer {
  *   TR_ROLE_STREAM     a linear after a block's pool: that pool's out is
  *                      NULL, made again sample by sample as the linear
  *                      reads it; its input gradient is never stored */
+/* A bucket (docs/BUCKETS.md): a contiguous slice [lo, hi) of the flat
+ * parameter vector whose gradient backward completes at once, reduced as
+ * one range. One per conv or linear layer, a BN's gamma and beta with the
+ * conv before it (the layer backward reaches next), numbered in the order
+ * backward completes them: bucket 0 is the last linear layer, the last
+ * bucket the first conv. A function of the layers only (not of the plan),
+ * so ranks on different plans cut the same buckets. */
+struct tr_bucket {
+    size_t   lo, hi;               /* floats of the flat vector */
+    unsigned done_at;              /* complete once backward has run every
+                                    * layer from the last down to this one */
+};
+
+/* Options of tr_model_arena_size_opt / tr_model_init_opt (bits). */
+#define TR_MODEL_GRAD_BUCKET 1u    /* no full gradient: grads is one buffer
+                                    * of the largest bucket, holding the open
+                                    * bucket (tr_model_bucket_next) */
+#define TR_MODEL_NO_MOMENTUM 2u    /* no momentum twin (SGD without
+                                    * momentum): momentum is NULL */
+
 #define TR_ROLE_LAYER      0
 #define TR_ROLE_RECOMPUTED 1
 #define TR_ROLE_BLOCK      2
@@ -114,8 +135,28 @@ struct tr_model {
     size_t   n_params;             /* floats in params, grads and momentum */
     size_t   n_buffers;            /* floats in buffers (BN running mean, var) */
     float   *params;               /* (n_params) trainable parameters */
-    float   *grads;                /* (n_params) d loss / d params of the last backward */
-    float   *momentum;             /* (n_params) SGD momentum buffers */
+    float   *grads;                /* (n_params) d loss / d params of the last
+                                    * backward; TR_MODEL_GRAD_BUCKET: (grads_len)
+                                    * the open bucket's, grads[0] its lo */
+    float   *momentum;             /* (n_params) SGD momentum buffers, NULL
+                                    * with TR_MODEL_NO_MOMENTUM */
+    unsigned opts;                 /* TR_MODEL_* options it was laid out with */
+    size_t   grads_len;            /* floats at grads: n_params, or the
+                                    * largest bucket (at least n_buffers + 1:
+                                    * the trainer's resync borrows it) */
+    unsigned n_buckets;
+    struct tr_bucket bucket[TR_MAX_LAYERS];
+    float   *spill;                /* TR_MODEL_GRAD_BUCKET on the lean plan: a
+                                    * block's BN gradient made while the
+                                    * stream's bucket is still open */
+    size_t   spill_lo, spill_len;  /* the floats of the flat vector it holds */
+    int      spill_used;           /* spill holds this backward's gradient */
+    unsigned open_bucket;          /* TR_MODEL_GRAD_BUCKET: the bucket grads holds */
+    /* the staged backward (tr_model_backward_begin/stage) */
+    unsigned bw_left;              /* layers whose backward has not run */
+    unsigned bw_done;              /* buckets complete */
+    int      bw_fused;
+    const float *bw_dout, *bw_sdy;
     float   *buffers;              /* (n_buffers) BN running statistics */
     float   *dlogits;              /* (batch, classes) d loss / d logits from tr_model_loss */
     float   *dbuf[2];              /* ping-pong activation gradients, largest layer */
@@ -176,8 +217,39 @@ const float *tr_model_logits(const struct tr_model *m);
 int tr_model_loss(struct tr_model *m, const uint8_t *labels, float *loss, unsigned *correct);
 
 /* Backward of the last (training) forward from dlogits: overwrites grads.
- * Returns 0, or TR_ERR_INVAL if the last forward was not in training mode. */
+ * Returns 0, or TR_ERR_INVAL if the last forward was not in training mode
+ * or the model has no full gradient (TR_MODEL_GRAD_BUCKET: the staged
+ * backward below). */
 int tr_model_backward(struct tr_model *m);
+
+/* The same with options (TR_MODEL_*): 0 is tr_model_arena_size and
+ * tr_model_init. */
+int tr_model_arena_size_opt(const struct tr_model_desc *d, unsigned batch, unsigned opts,
+                            size_t *bytes);
+int tr_model_init_opt(struct tr_model *m, const struct tr_model_desc *d, unsigned batch,
+                      unsigned opts, void *arena, size_t arena_size);
+
+/* Backward a stage at a time, so that a caller can reduce a bucket as soon
+ * as its gradient is complete (and, in the bucket mode, must, before
+ * backward may go on):
+ *   tr_model_backward_begin(m);               0 or TR_ERR_INVAL as backward
+ *   while ((rc = tr_model_backward_stage(m)) > 0)
+ *       while (done < tr_model_buckets_done(m)) reduce bucket done++ ...
+ * A stage is one layer's backward (a fused block's, on the plans that fuse).
+ * stage returns 1 while stages remain, 0 when backward is done, or
+ * TR_ERR_BUSY in the bucket mode while the open bucket is complete and not
+ * yet released by tr_model_bucket_next. The bits are tr_model_backward's. */
+int tr_model_backward_begin(struct tr_model *m);
+int tr_model_backward_stage(struct tr_model *m);
+/* Buckets whose gradient the current backward has completed (they complete
+ * in order 0, 1, ...). */
+unsigned tr_model_buckets_done(const struct tr_model *m);
+/* Where bucket b's gradient is (hi - lo floats): grads + lo, or in the
+ * bucket mode grads itself (b must be the open bucket; NULL otherwise). */
+float *tr_model_bucket_grads(struct tr_model *m, unsigned b);
+/* The bucket mode: the open bucket is done with (reduced, applied); open
+ * the next, so backward may go on. 0, or TR_ERR_INVAL if not complete. */
+int tr_model_bucket_next(struct tr_model *m);
 
 /* A 32-bit hash of the model's layout (description, n_params, n_buffers),
  * for the collectives' hello: ranks with different models refuse each other. */

@@ -450,7 +450,7 @@ static void stream_dw(struct tr_model *m, const struct blk *k, const float *yp,
                       const float *sdy, unsigned i, unsigned c)
 {
     const size_t in = k->lin->in_c, out = k->lin->out_c;
-    float *dw = m->grads + k->lin->p_off + (size_t)c * k->ohw;
+    float *dw = tr_plan_grad(m, k->lin) + (size_t)c * k->ohw;
     const float *dyi = sdy + i * out;
     size_t q = 0, o;
 
@@ -525,8 +525,8 @@ static void conv_plane_grads(struct tr_model *m, const struct blk *k, const floa
     const struct tr_layer *cv = k->conv;
     const size_t kk = (size_t)cv->in_c * cv->d.kernel * cv->d.kernel;
     const size_t xs = (size_t)cv->in_c * cv->in_h * cv->in_w;
-    float *dw = m->grads + cv->p_off + c * kk;
-    float *db = m->grads + cv->p_off + cv->p_len - cv->out_c + c;
+    float *dw = tr_plan_grad(m, cv) + c * kk;
+    float *db = tr_plan_grad(m, cv) + cv->p_len - cv->out_c + c;
     size_t j;
     unsigned i;
 
@@ -590,7 +590,7 @@ static void block_backward_samples(struct tr_model *m, const struct blk *k, unsi
 {
     const float cnt = (float)((size_t)n * k->hw), *save = k->bn->save;
     const float *gb = m->params + k->bn->p_off, *pl = k->src;
-    float *dgb = m->grads + k->bn->p_off, *cache = k->bn->out, *reg = blk_region(m, k);
+    float *dgb = tr_plan_grad(m, k->bn), *cache = k->bn->out, *reg = blk_region(m, k);
     unsigned c, i;
     size_t pi;
 
@@ -631,7 +631,7 @@ void tr_plan_block_backward(struct tr_model *m, unsigned b, const float *x, unsi
     struct blk k;
     float *cbuf = m->scratch, *reg, *cache;
     const float *gb = m->params + m->layer[b].p_off;
-    float *dgb = m->grads + m->layer[b].p_off;
+    float *dgb = tr_plan_grad(m, &m->layer[b]);
     unsigned c, i;
     int kept;
 
@@ -729,7 +729,7 @@ void tr_plan_stream_backward(struct tr_model *m, unsigned i, unsigned n, const f
 {
     const struct tr_layer *l = &m->layer[i];
     const size_t in = l->in_c, out = l->out_c;
-    float *dw = m->grads + l->p_off, *db = dw + out * in;
+    float *dw = tr_plan_grad(m, l), *db = dw + out * in;
     size_t o, j;
     unsigned s;
 

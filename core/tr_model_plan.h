@@ -44,4 +44,10 @@ void tr_plan_stream_forward(struct tr_model *m, unsigned i, const float *x, unsi
  * by the block's backward, which runs next */
 void tr_plan_stream_backward(struct tr_model *m, unsigned i, unsigned n, const float *dy);
 
+/* Where backward writes layer l's parameter gradient (l->p_len floats):
+ * grads + p_off with the full gradient; in the bucket mode, in the one
+ * bucket buffer when l's bucket is the open one, else (a lean block's BN,
+ * whose bucket opens after the stream's) in the spill (tr_model.c). */
+float *tr_plan_grad(struct tr_model *m, const struct tr_layer *l);
+
 #endif /* TR_MODEL_PLAN_H */

@@ -194,7 +194,7 @@ static int layer_backward(struct tr_model *m, unsigned i, const float *dout, flo
     const struct tr_layer *l = &m->layer[i];
     const float *in = i ? m->layer[i - 1].out : m->input;
     const float *p = m->params + l->p_off;
-    float *g = m->grads + l->p_off, *gb = g + bias_at(l);
+    float *g = tr_plan_grad(m, l), *gb = g + bias_at(l);
 
     switch (l->d.kind) {
     case TR_LAYER_CONV2D:
@@ -247,42 +247,78 @@ static float *dx_dest(struct tr_model *m, unsigned i, const float *dout, int lay
     }
 }
 
-int tr_model_backward(struct tr_model *m)
+int tr_model_backward_begin(struct tr_model *m)
+{
+    if (!m->last_train || m->last_n == 0)
+        return TR_ERR_INVAL;
+    m->bw_left = m->n_layers;
+    m->bw_done = 0;
+    m->bw_fused = 0;
+    m->bw_dout = m->dlogits;
+    m->bw_sdy = NULL;
+    m->open_bucket = 0;
+    m->spill_used = 0;
+    return 0;
+}
+
+/* One layer's backward (or a block's, or a stream's) from the top down:
+ * the loop of a whole backward, one turn per call; the turn's state (the
+ * gradient flowing down, a stream's, a fused ReLU) lives in m->bw_*. */
+int tr_model_backward_stage(struct tr_model *m)
 {
     const int ref = m->last_kernels == TR_KERNELS_REF;   /* as its forward ran */
     const unsigned n = m->last_n;
-    const float *dout = m->dlogits, *sdy = NULL;
+    const float *dout = m->bw_dout;
+    const struct tr_layer *l;
     unsigned i;
-    int fused = 0, err;
+    float *din;
+    int err;
 
-    if (!m->last_train || n == 0)
-        return TR_ERR_INVAL;
-    for (i = m->n_layers; i-- > 0;) {
-        const struct tr_layer *l = &m->layer[i];
-        float *din = dx_dest(m, i, dout, layered(m, ref));
-        switch (layered(m, ref) ? TR_ROLE_LAYER : l->role) {
-        case TR_ROLE_LAYER:
-            if (fused && l->d.kind == TR_LAYER_RELU) {
-                fused = 0;             /* the pool after applied its gate */
-                din = (float *)dout;
-            } else if ((err = layer_backward(m, i, dout, din, n, ref, &fused)) != 0) {
-                return err;
-            }
-            break;
-        case TR_ROLE_STREAM:           /* its input gradient stays virtual */
-            tr_plan_stream_backward(m, i, n, dout);
-            sdy = dout;
-            din = NULL;
-            break;
-        case TR_ROLE_BLOCK:
-            tr_plan_block_backward(m, i, m->input, n, dout, sdy, din);
-            sdy = NULL;
-            break;
-        default:                       /* run by the block or the stream */
+    if (m->bw_left == 0)
+        return 0;
+    if ((m->opts & TR_MODEL_GRAD_BUCKET) && m->bw_done > m->open_bucket)
+        return TR_ERR_BUSY;            /* the open bucket is not released yet */
+    i = m->bw_left - 1u;
+    l = &m->layer[i];
+    din = dx_dest(m, i, dout, layered(m, ref));
+    switch (layered(m, ref) ? TR_ROLE_LAYER : l->role) {
+    case TR_ROLE_LAYER:
+        if (m->bw_fused && l->d.kind == TR_LAYER_RELU) {
+            m->bw_fused = 0;           /* the pool after applied its gate */
             din = (float *)dout;
-            break;
+        } else if ((err = layer_backward(m, i, dout, din, n, ref, &m->bw_fused)) != 0) {
+            return err;
         }
-        dout = din;
+        break;
+    case TR_ROLE_STREAM:               /* its input gradient stays virtual */
+        tr_plan_stream_backward(m, i, n, dout);
+        m->bw_sdy = dout;
+        din = NULL;
+        break;
+    case TR_ROLE_BLOCK:
+        tr_plan_block_backward(m, i, m->input, n, dout, m->bw_sdy, din);
+        m->bw_sdy = NULL;
+        break;
+    default:                           /* run by the block or the stream */
+        din = (float *)dout;
+        break;
     }
-    return 0;
+    m->bw_dout = din;
+    m->bw_left = i;
+    while (m->bw_done < m->n_buckets && m->bucket[m->bw_done].done_at >= i)
+        m->bw_done++;
+    return m->bw_left > 0;
+}
+
+int tr_model_backward(struct tr_model *m)
+{
+    int rc;
+
+    if (m->opts & TR_MODEL_GRAD_BUCKET)
+        return TR_ERR_INVAL;           /* no full gradient: stage by stage */
+    if ((rc = tr_model_backward_begin(m)) != 0)
+        return rc;
+    while ((rc = tr_model_backward_stage(m)) > 0)
+        ;
+    return rc;
 }

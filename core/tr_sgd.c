@@ -44,6 +44,13 @@ static void step_first(float *restrict params, const float *restrict grads,
 void tr_sgd_step(struct tr_sgd *s, float *params, const float *grads,
                  float *momentum, size_t n)
 {
+    tr_sgd_apply(s, params, grads, momentum, n);
+    s->started = 1;
+}
+
+void tr_sgd_apply(const struct tr_sgd *s, float *params, const float *grads,
+                  float *momentum, size_t n)
+{
     const float lr = s->lr, mu = s->momentum, wd = s->weight_decay;
     const int started = s->started, nesterov = s->nesterov;
     size_t i;
@@ -53,7 +60,6 @@ void tr_sgd_step(struct tr_sgd *s, float *params, const float *grads,
             step_momentum(params, grads, momentum, n, lr, mu);
         else
             step_first(params, grads, momentum, n, lr);
-        s->started = 1;
         return;
     }
     for (i = 0; i < n; i++) {
@@ -67,5 +73,4 @@ void tr_sgd_step(struct tr_sgd *s, float *params, const float *grads,
         }
         params[i] = params[i] - lr * g;
     }
-    s->started = 1;
 }

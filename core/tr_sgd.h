@@ -27,4 +27,12 @@ void tr_sgd_init(struct tr_sgd *s);
 void tr_sgd_step(struct tr_sgd *s, float *params, const float *grads,
                  float *momentum, size_t n);
 
+/* The same update over n floats without marking the step done (started
+ * unchanged): a step applied bucket by bucket (tr_train's in-place mode)
+ * calls it per bucket, then sets started = 1. SGD is elementwise, so the
+ * bits are tr_sgd_step's over the whole vector. momentum may be NULL when
+ * s->momentum is 0. */
+void tr_sgd_apply(const struct tr_sgd *s, float *params, const float *grads,
+                  float *momentum, size_t n);
+
 #endif /* TR_SGD_H */

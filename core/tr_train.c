@@ -87,7 +87,9 @@ static int config_check(const struct tr_train_config *c)
     if (!c || c->batch < 1 || c->n_train < 1 || c->epochs < 1 || !c->load ||
         c->world < 1 || c->rank < 0 || c->rank >= c->world ||
         (c->world > 1 && !c->tp) || sample_bytes_of(&c->model) == 0 ||
-        c->algo < TR_ALGO_RING || c->algo > TR_ALGO_REDUCE_BCAST)
+        c->algo < TR_ALGO_RING || c->algo > TR_ALGO_REDUCE_BCAST ||
+        (c->grad_mode != TR_TRAIN_GRADS_FULL && c->grad_mode != TR_TRAIN_GRADS_BUCKET) ||
+        (c->grad_mode == TR_TRAIN_GRADS_BUCKET && c->elastic))
         return TR_ERR_INVAL;
     return 0;
 }
@@ -100,6 +102,13 @@ void tr_train_int_comm_config(const struct tr_train_config *c, struct tr_comm_co
     cc->segment_bytes = c->segment_bytes;
     cc->job_token = c->job_token;
     cc->layout_hash = 0;   /* set from the configuration hash at init */
+}
+
+/* The model's options: the gradient mode, and no momentum twin without momentum. */
+static unsigned model_opts(const struct tr_train_config *c)
+{
+    return (c->grad_mode == TR_TRAIN_GRADS_BUCKET ? TR_MODEL_GRAD_BUCKET : 0u) |
+           (c->momentum == 0.0f ? TR_MODEL_NO_MOMENTUM : 0u);
 }
 
 /* Carve every piece from a (measure mode when a->base is NULL: then t may
@@ -115,7 +124,7 @@ static int layout(struct tr_train *t, const struct tr_train_config *c, struct tr
     float *x, *lut, *bn_copy;
     int rc;
 
-    if ((rc = tr_model_arena_size(&c->model, c->batch, &model_bytes)) < 0 ||
+    if ((rc = tr_model_arena_size_opt(&c->model, c->batch, model_opts(c), &model_bytes)) < 0 ||
         (rc = tr_model_counts(&c->model, 0, &n_buffers)) < 0)
         return rc;
     tr_train_int_comm_config(c, &cc);
@@ -135,7 +144,8 @@ static int layout(struct tr_train *t, const struct tr_train_config *c, struct tr
         return a->err;
     if (!a->base)
         return 0;
-    if ((rc = tr_model_init(&t->model, &c->model, c->batch, model_mem, model_bytes)) < 0)
+    if ((rc = tr_model_init_opt(&t->model, &c->model, c->batch, model_opts(c), model_mem,
+                                model_bytes)) < 0)
         return rc;
     t->perm = perm;
     t->idx = idx;
@@ -310,8 +320,12 @@ long tr_train_state_save(const struct tr_train *t, int kind, void *buf, size_t l
     }
     tr_put_le32(b + 88, flags);
     p = put_floats(b + head, m->params, m->n_params);
-    if (ckpt)
+    if (ckpt && m->momentum) {
         p = put_floats(p, m->momentum, m->n_params);
+    } else if (ckpt) {       /* no twin (momentum 0): the zeros it would hold */
+        for (i = 0; i < 4u * m->n_params; i++)
+            *p++ = 0;
+    }
     /* after TR_TRAIN_LOST in a step, the last completed step's buffers */
     p = put_floats(p, t->bn_alt ? t->bn_copy : m->buffers, m->n_buffers);
     tr_put_le32(p, crc32_update(0, b, need - 4));
@@ -441,7 +455,10 @@ int tr_train_state_load(struct tr_train *t, const void *buf, size_t len)
     if ((rc = position_check(t, &in)) < 0)
         return rc;
     p = get_floats((const uint8_t *)buf + in.header_len, m->params, m->n_params);
-    p = get_floats(p, m->momentum, m->n_params);
+    if (m->momentum)
+        p = get_floats(p, m->momentum, m->n_params);
+    else                     /* momentum 0: never read */
+        p += 4u * m->n_params;
     get_floats(p, m->buffers, m->n_buffers);
     t->epoch = in.epoch;
     t->step = in.step;
@@ -643,7 +660,8 @@ static int fetch(struct tr_train *t, int split, unsigned n)
     return 0;
 }
 
-/* Forward and loss of n fetched samples; backward too when training. */
+/* Forward and loss of n fetched samples; backward begun when training
+ * (its stages run in PH_BACKWARD). */
 static int run_batch(struct tr_train *t, unsigned n, int train, float *loss, unsigned *correct)
 {
     int rc, me = t->cfg.rank;
@@ -651,8 +669,95 @@ static int run_batch(struct tr_train *t, unsigned n, int train, float *loss, uns
         return fail(t, TR_TRAIN_FORWARD, rc, me);
     if ((rc = tr_model_loss(&t->model, t->labels, loss, correct)) < 0)
         return fail(t, TR_TRAIN_LOSS, rc, me);
-    if (train && (rc = tr_model_backward(&t->model)) < 0)
+    if (train && (rc = tr_model_backward_begin(&t->model)) < 0)
         return fail(t, TR_TRAIN_BACKWARD, rc, me);
+    return 0;
+}
+
+/* ---- the gradient, bucket by bucket (docs/BUCKETS.md, docs/DESIGN.md)
+ *
+ * Backward completes buckets in order 0, 1, ...; each is averaged as the
+ * range [lo, hi) of the whole gradient (tr_allreduce_range_start: the bits
+ * of one allreduce of the whole), one at a time, the next started as soon
+ * as the ring is free and backward has completed it. In the full mode
+ * backward never waits: between its stages the running bucket is moved on
+ * (tr_comm_progress, and the port's poll with no wait, which on lwIP
+ * NO_SYS=1 is what moves the stack), and SGD runs once every bucket has
+ * arrived. In the bucket mode each bucket is applied by SGD as it arrives
+ * and its buffer reused, so backward waits for it. */
+
+/* A bucket's average arrived on this rank. */
+static void bucket_arrived(struct tr_train *t, unsigned b)
+{
+    struct tr_model *m = &t->model;
+    const struct tr_bucket *k = &m->bucket[b];
+    if (t->cfg.grad_mode != TR_TRAIN_GRADS_BUCKET)
+        return;                            /* SGD once all arrived */
+    tr_sgd_apply(&t->sgd, m->params + k->lo, tr_model_bucket_grads(m, b),
+                 m->momentum ? m->momentum + k->lo : NULL, k->hi - k->lo);
+    tr_model_bucket_next(m);
+}
+
+/* Move the buckets on: finish the running one if it can, start the next
+ * that backward completed. 0 when none runs and none is waiting to start,
+ * TR_ERR_AGAIN while one runs, or a failure (TR_TRAIN_LOST in elastic runs). */
+static int grads_pump(struct tr_train *t)
+{
+    struct tr_model *m = &t->model;
+    int rc;
+    for (;;) {
+        if (t->bk_flight) {
+            rc = tr_comm_progress(&t->comm);
+            if (rc == TR_ERR_AGAIN)
+                return rc;
+            if (rc < 0)
+                return fail_comm(t, TR_TRAIN_GRADIENTS, rc);
+            t->bk_flight = 0;
+            bucket_arrived(t, t->bk_done++);
+        }
+        if (t->bk_sent >= tr_model_buckets_done(m))
+            return 0;
+        if (t->cfg.world > 1) {
+            const struct tr_bucket *k = &m->bucket[t->bk_sent];
+            rc = tr_allreduce_range_start(&t->comm, tr_model_bucket_grads(m, t->bk_sent),
+                                          m->n_params, k->lo, k->hi, TR_OP_AVG,
+                                          (enum tr_algo)t->cfg.algo);
+            t->bk_sent++;
+            if (rc == TR_ERR_AGAIN) {
+                t->bk_flight = 1;
+                continue;
+            }
+            if (rc < 0)
+                return fail_comm(t, TR_TRAIN_GRADIENTS, rc);
+        } else {
+            t->bk_sent++;                  /* world 1: the average is itself */
+        }
+        bucket_arrived(t, t->bk_done++);
+    }
+}
+
+/* PH_BACKWARD: backward's stages with the buckets moved on between them. */
+static int backward_run(struct tr_train *t)
+{
+    struct tr_model *m = &t->model;
+    const struct tr_transport *tp = t->cfg.tp;
+    int rc, st;
+    for (;;) {
+        rc = grads_pump(t);
+        if (rc < 0 && rc != TR_ERR_AGAIN)
+            return rc;
+        st = tr_model_backward_stage(m);
+        if (st == TR_ERR_BUSY)
+            return TR_ERR_AGAIN;           /* bucket mode: its bucket is on the ring */
+        if (st < 0)
+            return fail(t, TR_TRAIN_BACKWARD, st, t->cfg.rank);
+        if (st == 0)
+            break;
+        if (t->bk_flight && tp)            /* let the stack move (lwIP NO_SYS=1) */
+            (void)tp->poll(tp->ctx, tr_comm_want(&t->comm), 0);
+    }
+    t->t0_us = clock_us(t);
+    t->phase = PH_GRADS;
     return 0;
 }
 
@@ -684,9 +789,11 @@ static int step_compute(struct tr_train *t)
     if ((rc = fetch(t, TR_SPLIT_TRAIN, n)) < 0 ||
         (rc = run_batch(t, n, 1, &r->loss, &r->correct)) < 0)
         return rc;
-    t->t0_us = clock_us(t);
-    return tr_train_int_reduce(t, PH_GRADS, TR_TRAIN_GRADIENTS, t->model.grads, t->model.n_params,
-                        TR_OP_AVG);
+    t->bk_sent = 0;
+    t->bk_done = 0;
+    t->bk_flight = 0;
+    t->phase = PH_BACKWARD;
+    return backward_run(t);
 }
 
 /* An event's report: where training is, every other field 0. */
@@ -709,7 +816,10 @@ static int step_finish(struct tr_train *t, struct tr_train_report *rep)
     uint32_t every = t->cfg.sync_every;
 
     t->comm_us += clock_us(t) - t->t0_us;
-    tr_sgd_step(&t->sgd, m->params, m->grads, m->momentum, m->n_params);
+    if (t->cfg.grad_mode == TR_TRAIN_GRADS_BUCKET)
+        t->sgd.started = 1;                /* applied bucket by bucket */
+    else
+        tr_sgd_step(&t->sgd, m->params, m->grads, m->momentum, m->n_params);
     t->step++;
     t->global_step++;
     t->stepped = 1;
@@ -836,6 +946,7 @@ static int what_of(int phase)
     case PH_PARAM_BCAST:    return TR_TRAIN_PARAM_BCAST;
     case PH_MOMENTUM_BCAST: return TR_TRAIN_MOMENTUM_BCAST;
     case PH_BUFFER_BCAST:   return TR_TRAIN_BUFFER_BCAST;
+    case PH_BACKWARD:
     case PH_GRADS:
     case PH_FLAG:           return TR_TRAIN_GRADIENTS;
     case PH_RE_HELLO:       return TR_TRAIN_HELLO;
@@ -849,6 +960,20 @@ static int what_of(int phase)
     case PH_EPOCH_SUMS:     return TR_TRAIN_EVAL;
     default:                return TR_TRAIN_NONE;
     }
+}
+
+/* Every bucket arrived: the change flag's sum (elastic), or the step's end. */
+static int grads_done(struct tr_train *t, struct tr_train_report *rep)
+{
+    if (t->cfg.elastic) {   /* a change asked for travels with every step */
+        /* taken now: a request made while the flag's sum runs is kept
+         * for the next step, not cleared when the sum completes */
+        t->change_flag = t->change_asked ? 1.0f : 0.0f;
+        t->change_asked = 0;
+        return tr_train_int_reduce(t, PH_FLAG, TR_TRAIN_GRADIENTS, &t->change_flag, 1,
+                                   TR_OP_SUM);
+    }
+    return step_finish(t, rep);
 }
 
 /* One transition: > 0 an event, 0 go on, < 0 a failure or TR_ERR_AGAIN. */
@@ -875,6 +1000,12 @@ static int advance(struct tr_train *t, struct tr_train_report *rep)
                                    TR_TRAIN_BN_SYNC, m->buffers, m->n_buffers, TR_OP_AVG);
     case PH_EVAL:
         return tr_train_int_evaluate(t);
+    case PH_BACKWARD:
+        return backward_run(t);
+    case PH_GRADS:
+        if ((rc = grads_pump(t)) != 0)
+            return rc;            /* TR_ERR_AGAIN, a failure, or TR_TRAIN_LOST */
+        return grads_done(t, rep);
     case PH_CHANGE:
     case PH_CHANGED:
     case PH_LOST:
@@ -896,22 +1027,14 @@ static int advance(struct tr_train *t, struct tr_train_report *rep)
             return rc;
         return bcast_start(t, PH_PARAM_BCAST, TR_TRAIN_PARAM_BCAST, m->params, np);
     case PH_PARAM_BCAST:
-        return bcast_start(t, PH_MOMENTUM_BCAST, TR_TRAIN_MOMENTUM_BCAST, m->momentum, np);
+        if (m->momentum)       /* none without momentum (every rank alike: the hash) */
+            return bcast_start(t, PH_MOMENTUM_BCAST, TR_TRAIN_MOMENTUM_BCAST, m->momentum, np);
+        /* fall through */
     case PH_MOMENTUM_BCAST:
         return bcast_start(t, PH_BUFFER_BCAST, TR_TRAIN_BUFFER_BCAST, m->buffers,
                            m->n_buffers * sizeof(float));
     case PH_BUFFER_BCAST:
         return start_report(t, rep);
-    case PH_GRADS:
-        if (t->cfg.elastic) {   /* a change asked for travels with every step */
-            /* taken now: a request made while the flag's sum runs is kept
-             * for the next step, not cleared when the sum completes */
-            t->change_flag = t->change_asked ? 1.0f : 0.0f;
-            t->change_asked = 0;
-            return tr_train_int_reduce(t, PH_FLAG, TR_TRAIN_GRADIENTS, &t->change_flag, 1,
-                                       TR_OP_SUM);
-        }
-        return step_finish(t, rep);
     case PH_FLAG:
         return step_finish(t, rep);
     case PH_SYNC:

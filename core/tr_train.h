@@ -184,11 +184,24 @@ struct tr_train_config {
      * there for any world up to TR_TRAIN_MAX_WORLD, and the configuration
      * hash leaves the world out. 0: a fixed world. */
     int      elastic;
+    /* How a step holds the gradient (docs/BUCKETS.md): TR_TRAIN_GRADS_FULL
+     * (0): the whole gradient, its buckets reduced one after another while
+     * backward goes on, SGD once they all arrived; TR_TRAIN_GRADS_BUCKET:
+     * no full gradient in the arena, one buffer of the largest bucket:
+     * each bucket reduced and applied by SGD as soon as backward made it,
+     * backward waiting meanwhile (boards). The same bits either way (not
+     * part of the configuration hash: ranks of both modes train together).
+     * Not with elastic (TR_ERR_INVAL). With momentum 0 the arena holds no
+     * momentum twin in either mode. */
+    int      grad_mode;
     /* optional: a microsecond clock, to report the time spent in the
      * gradient allreduce (comm_us); NULL = not measured */
     uint64_t (*clock_us)(void *ctx);
     void    *clock_ctx;
 };
+
+#define TR_TRAIN_GRADS_FULL   0
+#define TR_TRAIN_GRADS_BUCKET 1
 
 /* The largest world of an elastic run. */
 #define TR_TRAIN_MAX_WORLD 64
@@ -233,8 +246,10 @@ struct tr_train_report {
     float    test_loss;    /* mean over the test set (0 when n_test is 0) */
     float    test_acc;
     float    test_samples;
-    uint64_t comm_us;      /* this rank's time in the gradient allreduce
-                            * during the epoch (0 without clock_us) */
+    uint64_t comm_us;      /* this rank's time waiting for the gradient
+                            * allreduce after backward ended (its buckets
+                            * overlap backward) during the epoch (0
+                            * without clock_us) */
 };
 
 /* What failed, for messages (tr_train_what_name). */
@@ -309,6 +324,9 @@ struct tr_train {
     uint32_t deal_world;
     uint32_t deal_step;
     int      sync_due;            /* the BN average of this step is due */
+    /* the step's buckets (tr_model.h): started, arrived, one running */
+    unsigned bk_sent, bk_done;
+    int      bk_flight;
     /* elastic */
     int      source;              /* rank whose state the (re)start takes */
     int      holds_state;         /* 1: the state is that of global_step

@@ -45,6 +45,7 @@ int tr_train_int_lost(struct tr_train *t, int what, int code, int rank)
 {
     struct tr_model *m = &t->model;
     switch (t->phase) {
+    case PH_BACKWARD:
     case PH_GRADS:
     case PH_FLAG:        /* SGD did not run: the buffers hold this step's forward */
         t->bn_alt = 1;
@@ -259,6 +260,8 @@ int tr_train_int_elastic(struct tr_train *t, struct tr_train_report *rep)
         return tr_train_int_bcast(t, PH_RE_PARAMS, TR_TRAIN_PARAM_BCAST, m->params, np,
                                   t->source);
     case PH_RE_PARAMS:
+        if (!m->momentum)    /* momentum 0 (every rank: the hash): no twin */
+            return buffers_start(t);
         return tr_train_int_bcast(t, PH_RE_MOMENTUM, TR_TRAIN_MOMENTUM_BCAST, m->momentum, np,
                                   t->source);
     case PH_RE_MOMENTUM:

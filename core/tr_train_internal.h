@@ -16,7 +16,7 @@ enum tr_train_phase {
     PH_MOMENTUM_BCAST,
     PH_BUFFER_BCAST,
     PH_STEP,           /* next: decide, then compute a step */
-    PH_GRADS,          /* gradient allreduce */
+    PH_GRADS,          /* gradient allreduce (the buckets after backward) */
     PH_SYNC_GO,        /* start the within-epoch BN average */
     PH_SYNC,
     PH_EPOCH_GO,       /* start the end-of-epoch BN average */
@@ -36,7 +36,8 @@ enum tr_train_phase {
     PH_RE_PARAMS,      /* the source's parameters */
     PH_RE_MOMENTUM,    /* the source's momentum */
     PH_RE_BUFFERS,     /* the source's BN buffers (they are the same on every rank) */
-    PH_RE_BUFAVG       /* the holders' BN buffers averaged (they differ per rank) */
+    PH_RE_BUFAVG,      /* the holders' BN buffers averaged (they differ per rank) */
+    PH_BACKWARD        /* backward, its buckets reduced as they complete */
 };
 
 /* tr_train.c */

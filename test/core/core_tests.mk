@@ -7,7 +7,7 @@
 #   bench-core    per-layer GFLOP/s and training samples/s vs PyTorch
 #   cross-core    core + a minimal image for Cortex-M4F and RISC-V, sizes
 CORE_TESTS    := test_math test_model_api test_grad test_fast test_golden test_gemm_plain \
-                 test_lean_kernels test_lean test_lean_plain
+                 test_lean_kernels test_lean test_lean_plain test_buckets
 CORE_TEST_DIR := $(BUILD)/test/core
 CORE_TEST_BINS := $(CORE_TESTS:%=$(CORE_TEST_DIR)/%)
 CORE_TEST_HDRS := test/harness.h $(wildcard test/core/*.h) $(CORE_HDRS)
