@@ -8,6 +8,14 @@
  *   arena_sizes lines              "arena c1=16 c2=32 plan=lean batch=1 bytes=N"
  *                                  for the seed and narrow nets, batch 1/2/4/8
  *   arena_sizes ram                the RAM table's rows alone
+ *   arena_sizes trainer            "trainer c1=16 c2=32 plan=lean batch=1
+ *                                  samples=60000 momentum=0.9 grads=bucket
+ *                                  bytes=N": the whole trainer's arena
+ *                                  (tr_train_arena_size, one rank, the
+ *                                  sampler of 60,000 samples) with the full
+ *                                  gradient and in the in-place bucket mode,
+ *                                  momentum 0.9 and 0 (also at the end of
+ *                                  the default output)
  *   arena_sizes -h C1 C2 BATCH [PLAN]  a C header for an image's static arena */
 #include "tinyring.h"
 #include <stdio.h>
@@ -94,6 +102,43 @@ static void ram(void)
             }
 }
 
+static int no_load(void *ctx, int split, const uint32_t *idx, unsigned n, uint8_t *px,
+                   uint8_t *lb)
+{
+    (void)ctx; (void)split; (void)idx; (void)n; (void)px; (void)lb;
+    return -1;
+}
+
+static void trainer(void)
+{
+    static const float mus[2] = {0.9f, 0.0f};
+    static const char *mode_name[2] = {"full", "bucket"};
+    unsigned p, mi, g;
+    for (p = 0; p < 2; p++)
+        for (mi = 0; mi < 2; mi++)
+            for (g = 0; g < 2; g++) {
+                struct tr_train_config c;
+                size_t b = 0;
+                memset(&c, 0, sizeof c);
+                tr_model_desc_convnet(&c.model, 16, 32, 10);
+                c.model.plan = (uint8_t)p;
+                c.batch = 1;
+                c.n_train = 60000;
+                c.load = no_load;
+                c.lr = 0.001f;
+                c.momentum = mus[mi];
+                c.epochs = 1;
+                c.world = 1;
+                c.grad_mode = (int)g;
+                if (tr_train_arena_size(&c, &b) != 0) {
+                    fprintf(stderr, "arena_sizes: bad trainer configuration\n");
+                    exit(1);
+                }
+                printf("trainer c1=16 c2=32 plan=%s batch=1 samples=60000 momentum=%g grads=%s "
+                       "bytes=%zu\n", plan_name[p], (double)mus[mi], mode_name[g], b);
+            }
+}
+
 int main(int argc, char **argv)
 {
     static const unsigned nets[3][2] = {{16, 32}, {8, 16}, {4, 8}};
@@ -117,6 +162,10 @@ int main(int argc, char **argv)
         ram();
         return 0;
     }
+    if (argc == 2 && strcmp(argv[1], "trainer") == 0) {
+        trainer();
+        return 0;
+    }
     printf("| net (conv1, conv2 channels) | params | plan | batch 1 | batch 10 | batch 100 |\n");
     printf("|---|---:|---|---:|---:|---:|\n");
     for (i = 0; i < 3; i++)
@@ -136,5 +185,7 @@ int main(int argc, char **argv)
            "| kernel scratch | backward state | **arena (size query)** | firmware RAM with the ring |\n");
     printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
     ram();
+    printf("\n");
+    trainer();
     return 0;
 }

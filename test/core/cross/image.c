@@ -361,6 +361,69 @@ static int train(void)
     return 0;
 }
 
+/* ---- the same steps in the bucket mode ------------------------------------
+ * No full gradient: one buffer of the largest bucket, each bucket applied
+ * by SGD (tr_sgd_apply) as soon as backward completed it, backward waiting
+ * (tr_model_backward_stage says TR_ERR_BUSY) until it is released. The
+ * parameters and BN statistics must be the full gradient's bits. */
+static int train_inplace(uint32_t want_params, uint32_t want_bn)
+{
+    struct tr_model_desc d;
+    struct tr_sgd sgd;
+    char buf[128], *p;
+    size_t need = 0;
+    unsigned step;
+    uint32_t hp, hb;
+
+    tr_model_desc_convnet(&d, IMAGE_C1, IMAGE_C2, 10);
+    d.plan = IMAGE_PLAN;
+    if (tr_model_arena_size_opt(&d, IMAGE_BATCH, TR_MODEL_GRAD_BUCKET, &need) != 0 ||
+        need > sizeof pool ||
+        tr_model_init_opt(&model, &d, IMAGE_BATCH, TR_MODEL_GRAD_BUCKET, pool, need) != 0 ||
+        model.arena_used != need) {
+        img_puts("FAIL: bucket mode size query or init\n");
+        return 1;
+    }
+    tr_model_init_params(&model, 1);
+    tr_sgd_init(&sgd);
+    sgd.lr = 0.01f;
+    sgd.momentum = 0.9f;
+    for (step = 0; step < IMAGE_STEPS; step++) {
+        unsigned applied = 0;
+        int rc;
+        if (tr_model_forward(&model, input, IMAGE_BATCH, 1) != 0 ||
+            tr_model_loss(&model, labels, 0, 0) != 0 || tr_model_backward_begin(&model) != 0)
+            return 1;
+        for (;;) {
+            rc = tr_model_backward_stage(&model);
+            if (rc < 0 && rc != TR_ERR_BUSY)
+                return 1;
+            while (applied < tr_model_buckets_done(&model) && (rc == TR_ERR_BUSY || rc == 0)) {
+                const struct tr_bucket *q = &model.bucket[applied];
+                tr_sgd_apply(&sgd, model.params + q->lo, tr_model_bucket_grads(&model, applied),
+                             model.momentum + q->lo, q->hi - q->lo);
+                tr_model_bucket_next(&model);
+                applied++;
+            }
+            if (rc == 0)
+                break;
+        }
+        if (applied != model.n_buckets)
+            return 1;
+        sgd.started = 1;
+    }
+    hp = hash_floats(model.params, model.n_params);
+    hb = hash_floats(model.buffers, model.n_buffers);
+    p = put_str(buf, "bucket by bucket: params hash ");
+    p = put_hex(p, hp);
+    p = put_str(p, hp == want_params && hb == want_bn ? ", the full gradient's" : ", DIFFERS");
+    line_end(buf, p);
+    p = put_str(buf, "# bucket mode arena bytes ");
+    p = put_u64(p, need);
+    line_end(buf, p);
+    return hp != want_params || hb != want_bn;
+}
+
 int img_main(void)
 {
     struct tr_model_desc d;
@@ -396,6 +459,11 @@ int img_main(void)
     if (train() != 0) {
         img_puts("FAIL: a training step returned an error\n");
         return 1;
+    }
+    {
+        uint32_t hp = hash_floats(model.params, model.n_params);
+        uint32_t hb = hash_floats(model.buffers, model.n_buffers);
+        fails += train_inplace(hp, hb);
     }
     img_puts(fails ? "FAIL: some checks failed\n" : "all checks passed\n");
     return fails != 0;
