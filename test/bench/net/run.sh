@@ -34,6 +34,7 @@
 #        BENCH_NET_LINKS="unshaped 10mbit"   BENCH_NET_WORLDS="2 4"
 #        BENCH_NET_SETTINGS="none;--compress int8;..."  (instead of --help's)
 #        BENCH_NET_CROSS=1   every codec with every K as well
+#        BENCH_NET_TORCH=0   tinyring alone (no net-ratio lines)
 # Needs root (namespaces, tc). The machine is shared: each figure is one run.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -259,14 +260,17 @@ PY
 }
 
 have_torch=0
-"$PY" -c 'import torch.distributed.algorithms.ddp_comm_hooks.powerSGD_hook' 2>/dev/null && have_torch=1
+if [ "${BENCH_NET_TORCH:-1}" != 0 ] &&
+   "$PY" -c 'import torch.distributed.algorithms.ddp_comm_hooks.powerSGD_hook' 2>/dev/null; then have_torch=1; fi
 maxn=$(tr ' ' '\n' <<<"$WORLDS" | sort -n | tail -1)
 sn_setup "trbn-$$" "$maxn" || { echo "bench-net: namespace setup failed"; exit 1; }
 t_start=$(date +%s)
 {
 echo "bench-net: $(basename "$data") data ($data), batch 100/rank, lr 0.001, momentum 0.9, $(nproc) cores (shared: one run per figure, noisy)"
 echo "tinyring settings: $(cut -d'|' -f1 "$T/settings" | paste -sd, | sed 's/,/, /g')"
-[ $have_torch = 1 ] || echo "PyTorch peer skipped: needs /usr/bin/python3 with python3-torch (tools/apt-packages-bench.txt)"
+[ $have_torch = 1 ] || [ "${BENCH_NET_TORCH:-1}" = 0 ] ||
+  echo "PyTorch peer skipped: needs /usr/bin/python3 with python3-torch (tools/apt-packages-bench.txt)"
+[ "${BENCH_NET_TORCH:-1}" = 0 ] && echo "PyTorch peer left out (BENCH_NET_TORCH=0)"
 } | tee "$T/head" >&2
 : >"$T/results"
 # stopped (Ctrl-C, SIGTERM): the summary of the runs done so far
