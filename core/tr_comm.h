@@ -88,6 +88,9 @@ struct tr_comm_xfer {
                                * the same segment is sent; -1 for none */
     int32_t  mode;            /* rx: what to do with a payload (internal enum) */
     int32_t  phase;           /* enum tr_phase of the current step */
+    uint32_t voff;            /* compressed ring: first value of the step's
+                               * chunk in the caller's floats */
+    uint32_t vcnt;            /* compressed ring: values of that chunk */
     uint8_t  hdr[32];         /* wire header being sent / received */
 };
 
@@ -102,6 +105,14 @@ struct tr_comm_run {
                                * its start (0, total: the whole vector) */
     uint32_t  esize;          /* 4 (float) or 1 (bytes, broadcast) */
     uint32_t  last_ms;        /* tp->now_ms() at the last byte moved */
+    uint32_t  seg;            /* payload bytes of a full segment of this run
+                               * (cfg.segment_bytes, or whole codec blocks) */
+    /* compressed ring (tr_comm_codec.c): buf is the encoded wire image */
+    int       codec;          /* enum tr_codec */
+    uint32_t  count;          /* values */
+    uint32_t  seg_vals;       /* values of a full segment */
+    float    *cx;             /* the caller's floats */
+    float    *cres;           /* error-feedback residual (count), or NULL */
     /* chain kinds: up to two steps per direction, decided at start */
     int8_t    tx_dep[2];      /* rx step each send step waits on, -1 none */
     uint8_t   tx_phase[2];    /* phase of each send step */
@@ -188,6 +199,31 @@ int tr_allreduce_range_start(struct tr_comm *c, float *buf, size_t count, size_t
                              size_t hi, enum tr_op op, enum tr_algo algo);
 int tr_allreduce_range(struct tr_comm *c, float *buf, size_t count, size_t lo, size_t hi,
                        enum tr_op op, enum tr_algo algo);
+
+/* Compressed ring allreduce (tr_comm_codec.c, formats in tr_codec.h): the
+ * ring's reduce-scatter and all-gather over encoded chunks. Each hop decodes
+ * what it receives, adds its own values and encodes the sum again; the rank
+ * that completes a chunk encodes it once more, sends those bytes round and
+ * decodes them itself too, so every rank ends with the same floats. With
+ * TR_OP_AVG every rank divides the decoded sum by world.
+ *
+ * residual (count floats, or NULL): error feedback. At the start
+ * buf += residual; every rank encodes each element exactly once (its own
+ * chunk first, the partial sums it passes on, the chunk it completes), and
+ * residual then holds what that encoding lost, to be added next time.
+ * wire: tr_allreduce_codec_wire_size(codec, count, world) bytes (the
+ * encoded image of the whole range). cfg.segment_bytes must hold a block
+ * (tr_codec_block_bytes). TR_CODEC_NONE is tr_allreduce_start's ring,
+ * unchanged (residual and wire unused). World 1 encodes nothing (buf and
+ * residual stay as they are, divided by 1 for TR_OP_AVG).
+ * Errors: those of tr_allreduce_start; TR_ERR_RANGE (NaN or infinity in buf
+ * or buf+residual) before anything is sent and with buf unchanged, or later
+ * when a sum overflows; TR_ERR_PROTO for encoded bytes no encoder writes. */
+size_t tr_allreduce_codec_wire_size(int codec, size_t count, int world);
+int tr_allreduce_codec_start(struct tr_comm *c, float *buf, size_t count, enum tr_op op,
+                             int codec, float *residual, void *wire, size_t wire_bytes);
+int tr_allreduce_codec(struct tr_comm *c, float *buf, size_t count, enum tr_op op,
+                       int codec, float *residual, void *wire, size_t wire_bytes);
 
 /* Blocking forms: start + progress/poll until done, error or timeout. */
 int tr_allreduce(struct tr_comm *c, float *buf, size_t count, enum tr_op op, enum tr_algo algo);

@@ -20,7 +20,7 @@
 
 static uint32_t seg_bytes(const struct tr_comm *c)
 {
-    return c->cfg.segment_bytes;
+    return c->run.seg;
 }
 
 static void get_step(const struct tr_comm *c, int is_tx, uint32_t k, struct tr_comm_step *st)
@@ -32,6 +32,9 @@ static void get_step(const struct tr_comm *c, int is_tx, uint32_t k, struct tr_c
         break;
     case TR_KIND_BARRIER:
         tr_comm_barrier_step(c, is_tx, k, st);
+        break;
+    case TR_KIND_RING_CODEC:
+        tr_comm_codec_step(c, is_tx, k, st);
         break;
     default:
         tr_comm_chain_step(c, is_tx, k, st);
@@ -50,12 +53,16 @@ static void load_step(struct tr_comm *c, int is_tx)
     x->done = 0;
     if (x->step >= x->nsteps)
         return;
+    st.voff = 0;
+    st.vcnt = 0;
     get_step(c, is_tx, x->step, &st);
     x->off = st.off;
     x->len = st.len;
     x->dep = st.dep;
     x->mode = st.mode;
     x->phase = st.phase;
+    x->voff = st.voff;
+    x->vcnt = st.vcnt;
     x->nseg = st.len == 0 ? 1u : (uint32_t)(((uint64_t)st.len + s - 1u) / s);
 }
 
@@ -225,7 +232,7 @@ static int rx_check(struct tr_comm *c)
     return 0;
 }
 
-static void rx_apply(struct tr_comm *c)
+static int rx_apply(struct tr_comm *c)
 {
     struct tr_comm_xfer *x = &c->run.rx;
     uint32_t len = cur_len(c, x);
@@ -233,7 +240,9 @@ static void rx_apply(struct tr_comm *c)
     const float *stage = (const float *)(void *)c->scratch;
 
     if (len == 0)
-        return;                         /* header only (barrier: no buffer) */
+        return 0;                       /* header only (barrier: no buffer) */
+    if (c->run.kind == TR_KIND_RING_CODEC)
+        return tr_comm_codec_apply(c);
     dst = (float *)(void *)at_byte(c, cur_off(c, x));
     switch (x->mode) {
     case TR_RX_SUM:
@@ -251,6 +260,7 @@ static void rx_apply(struct tr_comm *c)
     default:
         break;                          /* TR_RX_COPY: already in place */
     }
+    return 0;
 }
 
 /* The exchange (world 2) sends segment s from the very buffer the received
@@ -276,9 +286,12 @@ static int rx_pump(struct tr_comm *c, int *moved)
 
         if (x->done == TR_WIRE_HDR_BYTES + len) {
             /* a whole segment (header checked): reduce or copy, move on */
+            int rc;
             if (!rx_may_apply(c))
                 break;
-            rx_apply(c);
+            rc = rx_apply(c);
+            if (rc < 0)
+                return engine_fail(c, rc, x->phase, TR_LEFT);
             advance(c, 0);
             continue;
         }
@@ -289,7 +302,7 @@ static int rx_pump(struct tr_comm *c, int *moved)
             uint32_t at = x->done - TR_WIRE_HDR_BYTES;
             /* all-gather and broadcast land in the caller's buffer directly;
              * reductions go through the staging segment */
-            if (x->mode == TR_RX_COPY)
+            if (x->mode == TR_RX_COPY || x->mode == TR_RX_CODEC_COPY)
                 dst = at_byte(c, cur_off(c, x)) + at;
             else
                 dst = c->scratch + at;
@@ -329,6 +342,8 @@ int tr_comm_engine_start_range(struct tr_comm *c, int kind, void *buf, uint32_t 
     c->run.lo = lo;
     c->run.hi = hi;
     c->run.esize = esize;
+    if (kind != TR_KIND_RING_CODEC)
+        c->run.seg = c->cfg.segment_bytes;  /* the codec's start set whole blocks */
     c->run.tx.step = 0;
     c->run.rx.step = 0;
     load_step(c, 1);

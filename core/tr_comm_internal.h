@@ -20,7 +20,8 @@ enum tr_comm_kind {
     TR_KIND_REDUCE = 5,       /* chain reduce to a root */
     TR_KIND_BCAST = 6,        /* broadcast of bytes from a root */
     TR_KIND_BARRIER = 7,      /* N-1 empty ring steps */
-    TR_KIND_EXCHANGE = 8      /* ring allreduce at world 2: one swap + add */
+    TR_KIND_EXCHANGE = 8,     /* ring allreduce at world 2: one swap + add */
+    TR_KIND_RING_CODEC = 9    /* compressed ring allreduce (codec in root) */
 };
 
 /* What a receive step does with a segment's payload. */
@@ -29,7 +30,10 @@ enum tr_comm_rxmode {
     TR_RX_SUM = 1,            /* into staging, then buf += staging */
     TR_RX_SUM_DIV = 2,        /* into staging, then buf = (buf+staging)/world */
     TR_RX_RSUM = 3,           /* into staging, then buf = staging + buf */
-    TR_RX_RSUM_DIV = 4        /* into staging, then buf = (staging+buf)/world */
+    TR_RX_RSUM_DIV = 4,       /* into staging, then buf = (staging+buf)/world */
+    TR_RX_CODEC_ADD = 5,      /* into staging; x = decoded + x, encoded into buf */
+    TR_RX_CODEC_LAST = 6,     /* the same, then x = decoded(buf) (/ world) */
+    TR_RX_CODEC_COPY = 7      /* straight into buf; x = decoded (/ world) */
 };
 
 /* ---- wire (tr_comm_wire.c) ---------------------------------------------- */
@@ -94,6 +98,8 @@ struct tr_comm_step {
                         * before this segment is sent; -1 for none */
     int      mode;     /* rx: enum tr_comm_rxmode */
     int      phase;    /* enum tr_phase */
+    uint32_t voff;     /* compressed ring: the chunk's first value */
+    uint32_t vcnt;     /* compressed ring: its values */
 };
 
 /* Per-kind step geometry: tr_comm_ring.c, tr_comm_chain.c, tr_comm_barrier.c */
@@ -101,6 +107,13 @@ void tr_comm_ring_step(const struct tr_comm *c, int is_tx, uint32_t k,
                        struct tr_comm_step *st);
 void tr_comm_chain_step(const struct tr_comm *c, int is_tx, uint32_t k,
                         struct tr_comm_step *st);
+void tr_comm_codec_step(const struct tr_comm *c, int is_tx, uint32_t k,
+                        struct tr_comm_step *st);
+/* The ring's chunk index of step k (tr_comm_ring.c) for rank r of n. */
+uint32_t tr_comm_ring_index(long n, long r, int is_tx, uint32_t k);
+/* A compressed ring's receive segment: decode, add, encode (tr_comm_codec.c).
+ * 0 or a negative tr_err. */
+int tr_comm_codec_apply(struct tr_comm *c);
 void tr_comm_barrier_step(const struct tr_comm *c, int is_tx, uint32_t k,
                           struct tr_comm_step *st);
 /* Sets run.{rx,tx}.nsteps and the per-step tables of a chain kind. */

@@ -61,6 +61,15 @@ static void chunk(const struct tr_comm *c, uint32_t i, uint32_t *off, uint32_t *
     *len = b - a;
 }
 
+uint32_t tr_comm_ring_index(long n, long r, int is_tx, uint32_t k)
+{
+    long kk = (long)k;
+    int rs = kk < n - 1;
+    if (is_tx)
+        return rs ? mod(r - kk, n) : mod(r + 1 - (kk - (n - 1)), n);
+    return rs ? mod(r - kk - 1, n) : mod(r - (kk - (n - 1)), n);
+}
+
 void tr_comm_ring_step(const struct tr_comm *c, int is_tx, uint32_t k,
                        struct tr_comm_step *st)
 {
@@ -82,10 +91,7 @@ void tr_comm_ring_step(const struct tr_comm *c, int is_tx, uint32_t k,
             st->mode = avg ? TR_RX_RSUM_DIV : TR_RX_RSUM;
         return;
     }
-    if (is_tx)
-        idx = rs ? mod(r - kk, n) : mod(r + 1 - (kk - (n - 1)), n);
-    else
-        idx = rs ? mod(r - kk - 1, n) : mod(r - (kk - (n - 1)), n);
+    idx = tr_comm_ring_index(n, r, is_tx, k);
     chunk(c, idx, &st->off, &st->len);
     st->dep = is_tx && k > 0 ? (int)k - 1 : -1;
     st->phase = rs ? TR_PHASE_REDUCE_SCATTER : TR_PHASE_ALL_GATHER;

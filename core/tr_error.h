@@ -16,6 +16,8 @@ enum tr_err {
     TR_ERR_BUSY     = -16,   /* a collective is already in progress */
     TR_ERR_INVAL    = -22,   /* bad argument or model description */
     TR_ERR_NOSPC    = -28,   /* no space left on a device (apps, checkpoints) */
+    TR_ERR_RANGE    = -34,   /* a value a lossy codec refuses to encode (NaN or
+                              * infinity in a gradient, or a sum that overflowed) */
     TR_ERR_MISMATCH = -52,   /* peers disagree: job token, world size, layout, count */
     TR_ERR_PROTO    = -71,   /* a peer sent bytes that break the wire protocol */
     TR_ERR_FORMAT   = -84,   /* malformed input data (IDX file, checkpoint) */

@@ -11,7 +11,7 @@ FUZZ_DIR    := $(BUILD)/fuzz
 FUZZ_CC     ?= clang
 FUZZ_S      ?= 60
 FUZZ_TEST_S ?= 3
-FUZZ_HARNESSES := idx ckpt link rdv hello comm lwip elastic lwip_elastic
+FUZZ_HARNESSES := idx ckpt link rdv hello comm lwip elastic lwip_elastic codec
 # lwIP for the harness: the port's lwipopts.h, with room for the harness's
 # own peer (a second listener and its connections)
 FUZZ_LWIP_DEFS := -DMEMP_NUM_TCP_PCB=8 -DMEMP_NUM_TCP_PCB_LISTEN=2
@@ -44,6 +44,7 @@ $(FUZZ_DIR)/fuzz_hello: $(call fuzz_objs,test/fuzz/fuzz_hello.c) $(FUZZ_RING)
 $(FUZZ_DIR)/fuzz_comm:  $(call fuzz_objs,test/fuzz/fuzz_comm.c) $(FUZZ_RING)
 $(FUZZ_DIR)/fuzz_lwip:  $(call fuzz_objs,test/fuzz/fuzz_lwip.c port/lwip/tr_lwip.c) $(FUZZ_LOOPIF)
 $(FUZZ_DIR)/fuzz_elastic: $(call fuzz_objs,test/fuzz/fuzz_elastic.c)
+$(FUZZ_DIR)/fuzz_codec: $(call fuzz_objs,test/fuzz/fuzz_codec.c)
 $(FUZZ_DIR)/fuzz_lwip_elastic: $(call fuzz_objs,test/fuzz/fuzz_lwip_elastic.c port/lwip/tr_lwip.c \
                                 port/lwip/tr_lwip_elastic.c) $(FUZZ_LOOPIF)
 

@@ -4,6 +4,7 @@
 #include "comm_util.h"
 #include "fuzz_ring.h"
 #include "sim_transport.h"
+#include "tr_codec.h"
 #include "tr_error.h"
 
 #define FIFO_CAP   (64u * 1024u)  /* per direction: no stream of a plan wraps */
@@ -14,12 +15,23 @@ void fz_plan_read(struct fz_plan *pl, struct fz *in)
 {
     pl->world = 2 + fz_u8(in) % 7;
     pl->rank = fz_u8(in) % pl->world;
+    uint8_t opb;
     pl->kind = fz_u8(in) % FZ_KINDS;
-    pl->op = fz_u8(in) & 1;
+    opb = fz_u8(in);
+    pl->op = opb & 1;
+    pl->codec = TR_CODEC_BF16 + (opb >> 1) % 3;
     pl->root = fz_u8(in) % pl->world;
     pl->count = fz_u16(in) % 1025u;
     pl->segment = 64u << (fz_u8(in) % 5);
+    if (pl->kind == FZ_RING_CODEC && pl->segment < 128u)
+        pl->segment = 128u;     /* a segment holds a whole int8 block */
 }
+
+/* FZ_RING_CODEC: each rank's wire image and residual (the reference ranks
+ * and then the rank under test, one after the other) */
+#define FZ_MAX_COUNT 1024u
+static uint8_t fz_wire[SIM_MAX_WORLD][4u * FZ_MAX_COUNT + 64u * 8u];
+static float fz_res[SIM_MAX_WORLD][FZ_MAX_COUNT];
 
 static size_t plan_bytes(const struct fz_plan *pl)
 {
@@ -57,6 +69,14 @@ int fz_start(struct tr_comm *c, const struct fz_plan *pl, void *buf)
         return tr_reduce_start(c, buf, pl->count, (enum tr_op)pl->op, pl->root);
     case FZ_BCAST:
         return tr_broadcast_start(c, buf, pl->count, pl->root);
+    case FZ_RING_CODEC: {
+        int r = c->cfg.rank;
+        size_t i;
+        for (i = 0; i < pl->count; i++)
+            fz_res[r][i] = val(r + 5, i, 3) * 0.01f;
+        return tr_allreduce_codec_start(c, buf, pl->count, (enum tr_op)pl->op, pl->codec,
+                                        fz_res[r], fz_wire[r], sizeof fz_wire[r]);
+    }
     default:
         return tr_barrier_start(c);
     }

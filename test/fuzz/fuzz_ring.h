@@ -18,12 +18,15 @@
 #include "fuzz.h"
 #include "tr_comm.h"
 
-enum fz_kind { FZ_RING, FZ_CHAIN, FZ_REDUCE_BCAST, FZ_REDUCE, FZ_BCAST, FZ_BARRIER, FZ_KINDS };
+enum fz_kind { FZ_RING, FZ_CHAIN, FZ_REDUCE_BCAST, FZ_REDUCE, FZ_BCAST, FZ_BARRIER,
+               FZ_RING_CODEC, FZ_KINDS };
 
 struct fz_plan {
     int      world, rank;
     int      kind;             /* enum fz_kind */
     int      op;               /* enum tr_op */
+    int      codec;            /* FZ_RING_CODEC: enum tr_codec (bf16, int8, int4),
+                                * from the op byte's upper bits */
     int      root;
     size_t   count;            /* floats (bytes for FZ_BCAST) */
     uint32_t segment;

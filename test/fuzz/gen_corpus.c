@@ -9,6 +9,7 @@
 #include <zlib.h>
 
 #include "fuzz_train.h"
+#include "tr_codec.h"
 #include "tr_comm.h"
 #include "tr_elastic.h"
 #include "tr_link.h"
@@ -145,21 +146,49 @@ static void seeds_rdv(void)
 }
 
 /* ---- hello and comm: a plan, chunk sizes, then edits --------------------- */
-static void ring_seed(const char *harness, const char *name, uint8_t world, uint8_t rank,
-                      uint8_t kind, uint16_t count, uint8_t seg_shift, const uint8_t *tail,
-                      size_t ntail)
+static void ring_seed_op(const char *harness, const char *name, uint8_t world, uint8_t rank,
+                         uint8_t kind, uint8_t op, uint16_t count, uint8_t seg_shift,
+                         const uint8_t *tail, size_t ntail)
 {
     uint8_t b[64];
     b[0] = (uint8_t)(world - 2);
     b[1] = rank;
     b[2] = kind;
-    b[3] = 1;                 /* op: average */
+    b[3] = op;                /* bit 0: average; above: the codec */
     b[4] = 1;                 /* root */
     tr_put_le16(b + 5, count);
     b[7] = seg_shift;
     b[8] = 255; b[9] = 3; b[10] = 40; b[11] = 7;   /* chunks: big, small, ... */
     memcpy(b + 12, tail, ntail);
     put(harness, name, b, 12 + ntail);
+}
+
+static void ring_seed(const char *harness, const char *name, uint8_t world, uint8_t rank,
+                      uint8_t kind, uint16_t count, uint8_t seg_shift, const uint8_t *tail,
+                      size_t ntail)
+{
+    ring_seed_op(harness, name, world, rank, kind, 1, count, seg_shift, tail, ntail);
+}
+
+/* ---- codec: codec byte, count (le16), then encoded bytes ----------------- */
+static void codec_seeds(void)
+{
+    static const uint16_t counts[] = { 1, 3, 64, 65, 200 };
+    float x[200];
+    uint8_t b[3 + 4 * 200];
+    unsigned c, k, i;
+    for (i = 0; i < 200; i++)
+        x[i] = (float)((int)(i * 37 % 101) - 50) / 16.0f;
+    for (c = 0; c < 4; c++)
+        for (k = 0; k < 5; k++) {
+            char name[64];
+            size_t n = tr_codec_bytes((int)c, counts[k]);
+            b[0] = (uint8_t)c;
+            tr_put_le16(b + 1, counts[k]);
+            tr_codec_encode((int)c, x, counts[k], b + 3, NULL);
+            snprintf(name, sizeof name, "%s-%u", tr_codec_name((int)c), counts[k]);
+            put("codec", name, b, 3 + n);
+        }
 }
 
 static void seeds_ring(void)
@@ -185,6 +214,16 @@ static void seeds_ring(void)
         ring_seed("comm", name, 3, 2, k, 77, 0, flip_seq, sizeof flip_seq);
     }
     ring_seed("comm", "ring-w2-cut", 2, 1, 0, 1024, 4, cut, sizeof cut);
+    /* the compressed ring (kind 6): bf16, int8, int4 in the op byte */
+    for (k = 0; k < 3; k++) {
+        static const char *const codecs[] = { "bf16", "int8", "int4" };
+        char name[64];
+        snprintf(name, sizeof name, "codec-%s-w4", codecs[k]);
+        ring_seed_op("comm", name, 4, 1, 6, (uint8_t)(1u | k << 1), 300, 2, NULL, 0);
+        snprintf(name, sizeof name, "codec-%s-w3-flip", codecs[k]);
+        ring_seed_op("comm", name, 3, 2, 6, (uint8_t)(k << 1), 200, 1, flip_seq, sizeof flip_seq);
+    }
+    codec_seeds();
 }
 
 /* ---- lwip: flags, 8 pbuf sizes, 4 chain lengths, 4 read sizes, bytes ---- */
