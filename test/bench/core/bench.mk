@@ -53,3 +53,16 @@ bench-core: $(CORE_BENCH) $(CORE_PEAK) $(BENCH_ISA_BINS)
 bench-train: $(CORE_PEAK)
 
 BENCH_TARGETS += bench-core
+
+# the NEON build's instructions per sample per kernel, counted under
+# qemu-user (test/bench/core/a64_count.sh): bench_core built for AArch64
+# on core's a64 build (test/core/cross.mk)
+A64_BENCH := $(CROSS_DIR)/a64-bench/bench_core
+$(A64_BENCH): test/bench/core/bench_core.c $(CROSS_DIR)/isa/a64/libtinyring.a $(CORE_HDRS)
+	@mkdir -p $(dir $@)
+	$(A64_CC) -std=gnu99 -Wall -Wextra -O3 -ffp-contract=off -static -Icore -o $@ $< \
+	  $(CROSS_DIR)/isa/a64/libtinyring.a
+.PHONY: bench-core-a64
+bench-core-a64: $(A64_BENCH)
+	@bash test/bench/core/a64_count.sh $(A64_BENCH) 1
+BENCH_TARGETS += bench-core-a64

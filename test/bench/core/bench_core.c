@@ -1,7 +1,7 @@
 /* bench-core: per-layer forward/backward time and GFLOP/s of the seed
  * ConvNet's kernels at batch B (default 100) on one core, and samples/s of a
  * full training step (forward + loss + backward + SGD).
- * usage: bench_core [batch] [steps] [ref|lean|steps]   ("ref": the reference
+ * usage: bench_core [batch] [steps] [ref|lean|steps|count]   ("ref": the reference
  * kernels; "lean": the lean execution plan, training steps only: its layers
  * run fused, so there is no per-layer table; "steps": the fast kernels'
  * training steps only, for a profiler)
@@ -29,6 +29,33 @@ static double now(void)
     }
     clock_gettime(cpu ? CLOCK_PROCESS_CPUTIME_ID : CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* "count" mode (test/bench/core/a64_count.sh, an instruction counter that
+ * traces the functions run): each kernel of the tables runs once, right
+ * after a call of mark_<row>, and mark_31 after it, so the trace splits
+ * into the rows; "mark <row> <label>" lines name them */
+#define MARKS(M) M(0) M(1) M(2) M(3) M(4) M(5) M(6) M(7) M(8) M(9) M(10) M(11) M(12) \
+    M(13) M(14) M(15) M(16) M(17) M(18) M(19) M(20) M(21) M(22) M(23) M(24) M(25) M(26) \
+    M(27) M(28) M(29) M(30) M(31)
+/* each stores its own row: bodies that differ, which the compiler cannot
+ * fold into one function */
+static volatile int mark_row;
+#define MARK_FN(j) static void __attribute__((noinline)) mark_##j(void) { mark_row = j; }
+MARKS(MARK_FN)
+#define MARK_CASE(j) case j: mark_##j(); break;
+static int counting;
+
+static void mark(int row, const char *label, unsigned li)
+{
+    if (!counting)
+        return;
+    if (label)
+        printf("mark %d %u %s\n", row, li, label);
+    switch (row) {
+    MARKS(MARK_CASE)
+    default: break;
+    }
 }
 
 static const char *kname(int k)
@@ -111,12 +138,15 @@ static void block_table(struct tr_model *m, const float *x, unsigned B, int reps
         outn = (size_t)B * pool->out_c * pool->out_h * pool->out_w;
         for (i = 0; i < outn; i++) dy[i] = 1e-3f * (float)(i % 7);
         for (k = 0; k < reps; k++) {
+            mark(20 + (li == 1 ? 0 : 2), "block_fused", li);
             t0 = now();
             tr_plan_block_forward(m, li, x, B, 1);
             if (now() - t0 < tf) tf = now() - t0;
+            mark(21 + (li == 1 ? 0 : 2), "block_fused", li);
             t0 = now();
             tr_plan_block_backward(m, li, x, B, dy, NULL, (float *)m->layer[li - 1].out);
             if (now() - t0 < tb) tb = now() - t0;
+            mark(31, NULL, 0);
         }
         printf("%-3u %-12s %10.3f %9s %10.3f %9s\n", li, "block fused", tf * 1e3, "-", tb * 1e3, "-");
     }
@@ -129,6 +159,7 @@ int main(int argc, char **argv)
     int ref = argc > 3 && strcmp(argv[3], "ref") == 0;
     int lean = argc > 3 && strcmp(argv[3], "lean") == 0;
     int only_steps = argc > 3 && strcmp(argv[3], "steps") == 0;
+    int count = argc > 3 && strcmp(argv[3], "count") == 0;
     struct tr_model_desc d;
     struct tr_model m;
     struct tr_sgd s;
@@ -159,6 +190,11 @@ int main(int argc, char **argv)
     tr_rng_seed(&r, 5, 5);
     for (i = 0; i < (size_t)B * 784; i++) x[i] = tr_rng_uniform(&r, -0.8f, 2.0f);
     for (i = 0; i < B; i++) labels[i] = (uint8_t)tr_rng_below(&r, 10);
+    if (count) {
+        counting = 1;
+        reps = 1;
+        steps = 1;
+    }
     printf("seed ConvNet, batch %u, %s, arena %zu bytes\n", B,
            ref ? "reference kernels" : lean ? "lean plan" : "fast kernels", bytes);
     if (lean || only_steps)
@@ -188,6 +224,7 @@ int main(int argc, char **argv)
         }
         for (k = 0; k < reps; k++) {
             const float *b = p + (l->p_len - l->out_c);
+            mark(2 * (int)li, kname(l->d.kind), li);
             t0 = now();
             switch (l->d.kind) {
             case TR_LAYER_CONV2D:
@@ -208,6 +245,7 @@ int main(int argc, char **argv)
                 break;
             }
             if (now() - t0 < tf) tf = now() - t0;
+            mark(2 * (int)li + 1, kname(l->d.kind), li);
             t0 = now();
             switch (l->d.kind) {
             case TR_LAYER_CONV2D:
@@ -222,6 +260,7 @@ int main(int argc, char **argv)
                 break;
             }
             if (now() - t0 < tb) tb = now() - t0;
+            mark(31, NULL, 0);
         }
         if (ff > 0)
             printf("%-3u %-12s %10.3f %9.2f %10.3f %9.2f\n", li, kname(l->d.kind), tf * 1e3,
@@ -232,17 +271,20 @@ int main(int argc, char **argv)
     }
 
     block_table(&m, x, B, reps);
-    gemm_table(reps);
+    if (!count)
+        gemm_table(reps);
 
 steps:
     /* full training steps */
-    for (k = -2; k < steps; k++) {
+    for (k = count ? 0 : -2; k < steps; k++) {
+        mark(30, "training_step", 0);
         t0 = now();
         tr_model_forward(&m, x, B, 1);
         tr_model_loss(&m, labels, &loss, NULL);
         tr_model_backward(&m);
         tr_sgd_step(&s, m.params, m.grads, m.momentum, m.n_params);
         t0 = now() - t0;
+        mark(31, NULL, 0);
         if (k >= 0) {
             total += t0;
             if (t0 < best) best = t0;
