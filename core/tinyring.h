@@ -14,6 +14,7 @@
 #include "tr_sgd.h"
 #include "tr_transport.h"
 #include "tr_comm.h"
+#include "tr_codec.h"
 #include "tr_train.h"
 
 #endif /* TINYRING_H */

@@ -5,6 +5,7 @@
  * happens at a collective's end, so the non-blocking form needs nothing
  * beyond tr_comm_progress and the blocking form only adds the transport's
  * poll between calls. */
+#include "tr_codec.h"
 #include "tr_train_internal.h"
 
 #include "tr_arena.h"
@@ -89,7 +90,13 @@ static int config_check(const struct tr_train_config *c)
         (c->world > 1 && !c->tp) || sample_bytes_of(&c->model) == 0 ||
         c->algo < TR_ALGO_RING || c->algo > TR_ALGO_REDUCE_BCAST ||
         (c->grad_mode != TR_TRAIN_GRADS_FULL && c->grad_mode != TR_TRAIN_GRADS_BUCKET) ||
-        (c->grad_mode == TR_TRAIN_GRADS_BUCKET && c->elastic))
+        (c->grad_mode == TR_TRAIN_GRADS_BUCKET && c->elastic) ||
+        !tr_codec_valid(c->compress) ||
+        (c->compress != TR_CODEC_NONE && c->algo != TR_ALGO_RING) ||
+        (c->average_every >= 2 && c->elastic) ||
+        /* the compressed average's change travels in the full gradient */
+        (c->average_every >= 2 && c->compress != TR_CODEC_NONE &&
+         c->grad_mode != TR_TRAIN_GRADS_FULL))
         return TR_ERR_INVAL;
     return 0;
 }
@@ -116,8 +123,11 @@ static unsigned model_opts(const struct tr_train_config *c)
 static int layout(struct tr_train *t, const struct tr_train_config *c, struct tr_arena *a)
 {
     struct tr_comm_config cc;
-    size_t model_bytes, scratch_bytes, n_buffers, sb = sample_bytes_of(&c->model);
-    void *model_mem, *scratch;
+    size_t model_bytes, scratch_bytes, n_params, n_buffers, sb = sample_bytes_of(&c->model);
+    size_t wire_bytes = 0;
+    int lossy = tr_codec_lossy(c->compress);
+    void *model_mem, *scratch, *wire;
+    float *residual, *res_copy, *anchor;
     void *perm;
     uint32_t *idx;
     uint8_t *pixels, *labels;
@@ -125,8 +135,16 @@ static int layout(struct tr_train *t, const struct tr_train_config *c, struct tr
     int rc;
 
     if ((rc = tr_model_arena_size_opt(&c->model, c->batch, model_opts(c), &model_bytes)) < 0 ||
-        (rc = tr_model_counts(&c->model, 0, &n_buffers)) < 0)
+        (rc = tr_model_counts(&c->model, &n_params, &n_buffers)) < 0)
         return rc;
+    if (lossy) {
+        /* the encoded image for this world, or for any world a reform makes */
+        int w, top = c->elastic ? TR_TRAIN_MAX_WORLD : c->world;
+        for (w = 1; w <= top; w++) {
+            size_t b = tr_allreduce_codec_wire_size(c->compress, n_params, w);
+            wire_bytes = b > wire_bytes ? b : wire_bytes;
+        }
+    }
     tr_train_int_comm_config(c, &cc);
     if (c->elastic)
         cc.world = TR_TRAIN_MAX_WORLD;   /* scratch for any world a reform makes */
@@ -140,6 +158,10 @@ static int layout(struct tr_train *t, const struct tr_train_config *c, struct tr
     x = tr_arena_floats(a, (size_t)c->batch * sb);
     lut = tr_arena_floats(a, 256);
     bn_copy = c->elastic ? tr_arena_floats(a, n_buffers) : 0;
+    residual = lossy ? tr_arena_floats(a, n_params) : 0;
+    res_copy = lossy && c->elastic ? tr_arena_floats(a, n_params) : 0;
+    wire = lossy ? tr_arena_alloc(a, wire_bytes) : 0;
+    anchor = lossy && c->average_every >= 2 ? tr_arena_floats(a, n_params) : 0;
     if (a->err)
         return a->err;
     if (!a->base)
@@ -154,6 +176,16 @@ static int layout(struct tr_train *t, const struct tr_train_config *c, struct tr
     t->x = x;
     t->lut = lut;
     t->bn_copy = bn_copy;
+    t->residual = residual;
+    t->res_copy = res_copy;
+    t->wire = wire;
+    t->anchor = anchor;
+    t->wire_bytes = wire_bytes;
+    if (residual) {
+        size_t i;
+        for (i = 0; i < n_params; i++)
+            residual[i] = 0.0f;
+    }
     t->arena_used = a->used;
     t->comm_scratch = scratch;
     t->comm_scratch_bytes = scratch_bytes;
@@ -231,7 +263,12 @@ uint64_t tr_train_config_hash(const struct tr_train *t)
     h = fnv64_u64(h, c->sync_every);
     h = fnv64_u32(h, float_bits(c->lr));
     h = fnv64_u32(h, float_bits(c->momentum));
-    return fnv64_u32(h, tr_model_layout_hash(&t->model));
+    h = fnv64_u32(h, tr_model_layout_hash(&t->model));
+    if (c->compress != TR_CODEC_NONE)
+        h = fnv64_u64(h, 0x434F4D5000000000ull + (uint64_t)c->compress);
+    if (c->average_every >= 2)
+        h = fnv64_u64(h, 0x4156470000000000ull + c->average_every);
+    return h;
 }
 
 /* ---- the state as bytes */
@@ -248,9 +285,11 @@ static int same8(const uint8_t *a, const uint8_t *b)
     return 1;
 }
 
-static size_t state_bytes(size_t header, uint64_t n_params, uint64_t n_buffers, int momentum)
+static size_t state_bytes(size_t header, uint64_t n_params, uint64_t n_buffers, int momentum,
+                          int residual)
 {
-    return header + 4u * (size_t)(n_params * (momentum ? 2u : 1u) + n_buffers) + 4u;
+    return header + 4u * (size_t)(n_params * (1u + (momentum ? 1u : 0u) + (residual ? 1u : 0u)) +
+                                  n_buffers) + 4u;
 }
 
 /* An elastic run writes version 2 (the epoch's deal), a fixed world 1. */
@@ -262,7 +301,8 @@ static size_t header_of(const struct tr_train *t)
 size_t tr_train_state_size(const struct tr_train *t, int kind)
 {
     return state_bytes(header_of(t), t->model.n_params, t->model.n_buffers,
-                       kind == TR_STATE_CHECKPOINT);
+                       kind == TR_STATE_CHECKPOINT,
+                       kind == TR_STATE_CHECKPOINT && t->residual != NULL);
 }
 
 static uint8_t *put_floats(uint8_t *p, const float *f, size_t n)
@@ -287,6 +327,8 @@ long tr_train_state_save(const struct tr_train *t, int kind, void *buf, size_t l
     int ckpt = kind == TR_STATE_CHECKPOINT;
     size_t need = tr_train_state_size(t, kind), head = header_of(t), i;
     uint32_t flags = ckpt ? TR_STATE_HAS_MOMENTUM : 0u;
+    if (ckpt && t->residual)
+        flags |= TR_STATE_HAS_RESIDUAL;
     uint8_t *b = (uint8_t *)buf, *p;
 
     if (kind != TR_STATE_CHECKPOINT && kind != TR_STATE_MODEL)
@@ -326,6 +368,8 @@ long tr_train_state_save(const struct tr_train *t, int kind, void *buf, size_t l
         for (i = 0; i < 4u * m->n_params; i++)
             *p++ = 0;
     }
+    if (ckpt && t->residual)   /* after TR_TRAIN_LOST, the last completed step's */
+        p = put_floats(p, t->bn_alt && t->res_copy ? t->res_copy : t->residual, m->n_params);
     /* after TR_TRAIN_LOST in a step, the last completed step's buffers */
     p = put_floats(p, t->bn_alt ? t->bn_copy : m->buffers, m->n_buffers);
     tr_put_le32(p, crc32_update(0, b, need - 4));
@@ -337,7 +381,7 @@ long tr_train_state_save(const struct tr_train *t, int kind, void *buf, size_t l
 static int version_check(const uint8_t *b, size_t len, struct tr_train_state_info *info)
 {
     uint32_t head = tr_get_le32(b + 12);
-    uint32_t known = TR_STATE_HAS_MOMENTUM;
+    uint32_t known = TR_STATE_HAS_MOMENTUM | TR_STATE_HAS_RESIDUAL;
     if (info->version == TR_STATE_VERSION && head == TR_STATE_HEADER) {
         info->header_len = TR_STATE_HEADER;
     } else if (info->version == TR_STATE_VERSION2 && head == TR_STATE_HEADER2 &&
@@ -400,7 +444,8 @@ int tr_train_state_check(const void *buf, size_t len, struct tr_train_state_info
     }
     if (info->n_params <= (1ull << 32) && info->n_buffers <= (1ull << 32))
         info->expect_len = state_bytes(info->header_len, info->n_params, info->n_buffers,
-                                       (info->flags & TR_STATE_HAS_MOMENTUM) != 0);
+                                       (info->flags & TR_STATE_HAS_MOMENTUM) != 0,
+                                       (info->flags & TR_STATE_HAS_RESIDUAL) != 0);
     if (len != info->expect_len) {
         info->problem = TR_STATE_SIZE;
         return TR_ERR_FORMAT;
@@ -443,6 +488,8 @@ int tr_train_state_load(struct tr_train *t, const void *buf, size_t len)
         return rc;
     if (in.kind != TR_STATE_CHECKPOINT || !(in.flags & TR_STATE_HAS_MOMENTUM))
         return TR_ERR_FORMAT;
+    if (((in.flags & TR_STATE_HAS_RESIDUAL) != 0) != (t->residual != NULL))
+        return TR_ERR_MISMATCH;   /* written with another codec */
     if (in.n_params != m->n_params || in.n_buffers != m->n_buffers ||
         in.config_hash != t->config_hash || in.layout_hash != tr_model_layout_hash(m))
         return TR_ERR_MISMATCH;
@@ -459,6 +506,8 @@ int tr_train_state_load(struct tr_train *t, const void *buf, size_t len)
         p = get_floats(p, m->momentum, m->n_params);
     else                     /* momentum 0: never read */
         p += 4u * m->n_params;
+    if (t->residual)
+        p = get_floats(p, t->residual, m->n_params);
     get_floats(p, m->buffers, m->n_buffers);
     t->epoch = in.epoch;
     t->step = in.step;
@@ -528,6 +577,7 @@ const char *tr_train_what_name(int what)
     case TR_TRAIN_BACKWARD:       return "backward pass";
     case TR_TRAIN_GRADIENTS:      return "gradient allreduce";
     case TR_TRAIN_BN_SYNC:        return "BN statistics average";
+    case TR_TRAIN_AVERAGE:        return "parameter average";
     case TR_TRAIN_EVAL:           return "test-set evaluation";
     default:                      return "unknown";
     }
@@ -717,11 +767,21 @@ static int grads_pump(struct tr_train *t)
         }
         if (t->bk_sent >= tr_model_buckets_done(m))
             return 0;
-        if (t->cfg.world > 1) {
+        if (t->cfg.world > 1 && t->cfg.average_every < 2) {
             const struct tr_bucket *k = &m->bucket[t->bk_sent];
-            rc = tr_allreduce_range_start(&t->comm, tr_model_bucket_grads(m, t->bk_sent),
-                                          m->n_params, k->lo, k->hi, TR_OP_AVG,
-                                          (enum tr_algo)t->cfg.algo);
+            if (t->residual) {
+                /* the compressed ring over the bucket alone: its blocks
+                 * start at the bucket's first value (docs/BUCKETS.md 7) */
+                rc = tr_allreduce_codec_start(&t->comm, tr_model_bucket_grads(m, t->bk_sent),
+                                              k->hi - k->lo, TR_OP_AVG, t->cfg.compress,
+                                              t->residual + k->lo, t->wire, t->wire_bytes);
+                if (rc == TR_ERR_RANGE)   /* this rank's gradient: NaN or infinity */
+                    return fail(t, TR_TRAIN_GRADIENTS, rc, t->cfg.rank);
+            } else {
+                rc = tr_allreduce_range_start(&t->comm, tr_model_bucket_grads(m, t->bk_sent),
+                                              m->n_params, k->lo, k->hi, TR_OP_AVG,
+                                              (enum tr_algo)t->cfg.algo);
+            }
             t->bk_sent++;
             if (rc == TR_ERR_AGAIN) {
                 t->bk_flight = 1;
@@ -730,7 +790,9 @@ static int grads_pump(struct tr_train *t)
             if (rc < 0)
                 return fail_comm(t, TR_TRAIN_GRADIENTS, rc);
         } else {
-            t->bk_sent++;                  /* world 1: the average is itself */
+            /* world 1: the average is itself; periodic averaging: a
+             * local step, this rank's own gradient */
+            t->bk_sent++;
         }
         bucket_arrived(t, t->bk_done++);
     }
@@ -768,6 +830,11 @@ static void copy_floats(float *dst, const float *src, size_t n)
         dst[i] = src[i];
 }
 
+void tr_train_int_copy(float *dst, const float *src, size_t n)
+{
+    copy_floats(dst, src, n);
+}
+
 /* This rank's batch of the current step: gradients, then their allreduce. */
 static int step_compute(struct tr_train *t)
 {
@@ -789,11 +856,32 @@ static int step_compute(struct tr_train *t)
     if ((rc = fetch(t, TR_SPLIT_TRAIN, n)) < 0 ||
         (rc = run_batch(t, n, 1, &r->loss, &r->correct)) < 0)
         return rc;
+    if (t->res_copy)   /* the last completed step's residual, for a rollback */
+        copy_floats(t->res_copy, t->residual, t->model.n_params);
     t->bk_sent = 0;
     t->bk_done = 0;
     t->bk_flight = 0;
     t->phase = PH_BACKWARD;
     return backward_run(t);
+}
+
+/* Periodic averaging with a lossy codec: the change since the last average
+ * (in the gradient buffer, free after SGD) over the compressed ring. */
+static int average_delta_start(struct tr_train *t)
+{
+    struct tr_model *m = &t->model;
+    size_t i;
+    int rc;
+    t->phase = PH_AVG_PARAMS;
+    if (t->cfg.world == 1)
+        return 0;
+    for (i = 0; i < m->n_params; i++)
+        m->grads[i] = m->params[i] - t->anchor[i];
+    rc = tr_allreduce_codec_start(&t->comm, m->grads, m->n_params, TR_OP_AVG, t->cfg.compress,
+                                  t->residual, t->wire, t->wire_bytes);
+    if (rc == TR_ERR_RANGE)
+        return fail(t, TR_TRAIN_AVERAGE, rc, t->cfg.rank);
+    return rc < 0 && rc != TR_ERR_AGAIN ? fail_comm(t, TR_TRAIN_AVERAGE, rc) : 0;
 }
 
 /* An event's report: where training is, every other field 0. */
@@ -837,6 +925,10 @@ static int step_finish(struct tr_train *t, struct tr_train_report *rep)
     if (t->cfg.elastic && t->change_flag > 0) {
         t->change_next = t->phase;    /* TR_TRAIN_CHANGE comes next */
         t->phase = PH_CHANGE;
+    }
+    if (t->cfg.average_every >= 2 && (t->global_step % t->cfg.average_every == 0 || t->sync_due)) {
+        t->avg_next = t->phase;       /* periodic averaging comes first */
+        t->phase = PH_AVG_GO;
     }
     return TR_TRAIN_STEP;
 }
@@ -920,6 +1012,8 @@ static int step_next(struct tr_train *t)
 
 static int start_report(struct tr_train *t, struct tr_train_report *rep)
 {
+    if (t->anchor)   /* every rank holds the same parameters now */
+        copy_floats(t->anchor, t->model.params, t->model.n_params);
     tr_train_int_epoch_reset(t);
     t->phase = PH_STEP;
     return tr_train_int_report(t, rep, TR_TRAIN_START);
@@ -958,6 +1052,10 @@ static int what_of(int phase)
     case PH_SYNC:
     case PH_EPOCH_BN:       return TR_TRAIN_BN_SYNC;
     case PH_EPOCH_SUMS:     return TR_TRAIN_EVAL;
+    case PH_RESIDUAL_BCAST: return TR_TRAIN_MOMENTUM_BCAST;
+    case PH_RE_RESIDUAL:    return TR_TRAIN_MOMENTUM_BCAST;
+    case PH_AVG_PARAMS:
+    case PH_AVG_MOMENTUM:   return TR_TRAIN_AVERAGE;
     default:                return TR_TRAIN_NONE;
     }
 }
@@ -1006,6 +1104,12 @@ static int advance(struct tr_train *t, struct tr_train_report *rep)
         if ((rc = grads_pump(t)) != 0)
             return rc;            /* TR_ERR_AGAIN, a failure, or TR_TRAIN_LOST */
         return grads_done(t, rep);
+    case PH_AVG_GO:
+        t->t0_us = clock_us(t);   /* the average counts as the step's communication */
+        if (t->anchor)
+            return average_delta_start(t);
+        return tr_train_int_reduce(t, PH_AVG_PARAMS, TR_TRAIN_AVERAGE, m->params, m->n_params,
+                                   TR_OP_AVG);
     case PH_CHANGE:
     case PH_CHANGED:
     case PH_LOST:
@@ -1031,8 +1135,33 @@ static int advance(struct tr_train *t, struct tr_train_report *rep)
             return bcast_start(t, PH_MOMENTUM_BCAST, TR_TRAIN_MOMENTUM_BCAST, m->momentum, np);
         /* fall through */
     case PH_MOMENTUM_BCAST:
+        if (t->residual)
+            return bcast_start(t, PH_RESIDUAL_BCAST, TR_TRAIN_MOMENTUM_BCAST, t->residual, np);
         return bcast_start(t, PH_BUFFER_BCAST, TR_TRAIN_BUFFER_BCAST, m->buffers,
                            m->n_buffers * sizeof(float));
+    case PH_RESIDUAL_BCAST:
+        return bcast_start(t, PH_BUFFER_BCAST, TR_TRAIN_BUFFER_BCAST, m->buffers,
+                           m->n_buffers * sizeof(float));
+    case PH_AVG_PARAMS:
+        if (t->anchor && t->cfg.world > 1) {
+            /* the averaged change on top of the last average, the same on
+             * every rank; it is the next anchor */
+            size_t i;
+            for (i = 0; i < m->n_params; i++) {
+                m->params[i] = t->anchor[i] + m->grads[i];
+                t->anchor[i] = m->params[i];
+            }
+        }
+        if (t->sync_due && m->momentum)   /* a checkpoint point: momentum too, one state */
+            return tr_train_int_reduce(t, PH_AVG_MOMENTUM, TR_TRAIN_AVERAGE, m->momentum,
+                                       m->n_params, TR_OP_AVG);
+        t->comm_us += clock_us(t) - t->t0_us;
+        t->phase = t->avg_next;
+        return 0;
+    case PH_AVG_MOMENTUM:
+        t->comm_us += clock_us(t) - t->t0_us;
+        t->phase = t->avg_next;
+        return 0;
     case PH_BUFFER_BCAST:
         return start_report(t, rep);
     case PH_FLAG:

@@ -84,7 +84,9 @@
  *    72     8  n_buffers
  *    80     8  training samples
  *    88     4  flags: bit 0 = momentum present (checkpoints); version 2:
- *              bit 1 = the BN average of this step is still due
+ *              bit 1 = the BN average of this step is still due; bit 2 =
+ *              residual present (checkpoints of a run with a lossy
+ *              cfg.compress; either version)
  *    92     4  0
  *   version 2 only: the epoch's current deal (tr_sampler_* above)
  *    96     4  first position of the deal
@@ -92,7 +94,10 @@
  *   104     4  step of the epoch at which the deal began
  *   108     4  0
  *  header      params f32[n_params] (per layer weight then bias), momentum
- *              f32[n_params] (flag bit 0 only), BN buffers f32[n_buffers]
+ *              f32[n_params] (flag bit 0 only), error-feedback residual
+ *              f32[n_params] (flag bit 2 only: the writing rank's; a start
+ *              gives every rank rank 0's, a resync the source's), BN
+ *              buffers f32[n_buffers]
  *   end     4  CRC-32 (zlib's polynomial) of every byte before it
  */
 #ifndef TR_TRAIN_H
@@ -167,6 +172,28 @@ struct tr_train_config {
     uint64_t max_steps;           /* stop after this many steps in total
                                    * (then evaluate, TR_TRAIN_EPOCH with
                                    * stopped = 1); 0 = no limit */
+    int      compress;            /* enum tr_codec (tr_codec.h) of the gradient
+                                   * allreduce: TR_CODEC_NONE (0) is the plain
+                                   * allreduce of algo, today's bits; a lossy
+                                   * codec needs algo TR_ALGO_RING and keeps an
+                                   * error-feedback residual per parameter
+                                   * (training state: checkpoints, resync).
+                                   * In the configuration hash unless none. */
+    uint32_t average_every;       /* 0 or 1: the gradients are averaged every
+                                   * step. K >= 2: periodic averaging (as
+                                   * PyTorch's PostLocalSGD): steps with this
+                                   * rank's own gradient, the parameters
+                                   * averaged over the ring after every step
+                                   * with global_step % K == 0, and parameters
+                                   * and momentum both before every BN average
+                                   * (sync_every points, epoch ends), so that
+                                   * every checkpoint point holds one state on
+                                   * all ranks. With a lossy compress the
+                                   * parameters' change since the last average
+                                   * goes over the compressed ring instead
+                                   * (error feedback on it; momentum stays
+                                   * fp32). Needs a fixed world. In the
+                                   * configuration hash when >= 2. */
     uint32_t sync_every;          /* also average the BN statistics every K
                                    * steps within an epoch (TR_TRAIN_SYNC: a
                                    * checkpoint point); 0 = at epoch ends only.
@@ -248,8 +275,9 @@ struct tr_train_report {
     float    test_samples;
     uint64_t comm_us;      /* this rank's time waiting for the gradient
                             * allreduce after backward ended (its buckets
-                            * overlap backward) during the epoch (0
-                            * without clock_us) */
+                            * overlap backward), and in the periodic
+                            * averages, during the epoch (0 without
+                            * clock_us) */
 };
 
 /* What failed, for messages (tr_train_what_name). */
@@ -269,7 +297,8 @@ enum tr_train_what {
     TR_TRAIN_BACKWARD,
     TR_TRAIN_GRADIENTS,    /* gradient allreduce */
     TR_TRAIN_BN_SYNC,      /* BN statistics average */
-    TR_TRAIN_EVAL          /* test-set evaluation and training statistics */
+    TR_TRAIN_EVAL,         /* test-set evaluation and training statistics */
+    TR_TRAIN_AVERAGE       /* periodic averaging of parameters (and momentum) */
 };
 
 struct tr_train_fault {
@@ -349,6 +378,15 @@ struct tr_train {
                                    * the average of the source's position */
     float   *bn_copy;             /* (n_buffers) BN buffers before a step's
                                    * forward or an average */
+    /* compression (cfg.compress lossy) */
+    float   *residual;            /* (n_params) error feedback, or NULL */
+    float   *res_copy;            /* (n_params) elastic: residual before the
+                                   * step's allreduce, for a rollback */
+    float   *anchor;              /* (n_params) periodic averaging with a lossy
+                                   * codec: the parameters of the last average */
+    void    *wire;                /* the encoded image of the gradients */
+    size_t   wire_bytes;
+    int      avg_next;            /* periodic averaging: phase after it */
     struct tr_train_report last;  /* the STEP event being assembled */
     struct tr_train_fault fault;
 };
@@ -365,7 +403,9 @@ int tr_train_init(struct tr_train *t, const struct tr_train_config *cfg,
 
 /* The configuration hash: FNV-1a 64 over world (0 when elastic), batch, seed, algorithm,
  * training samples and sync_every (u64 each), lr and momentum (float bits)
- * and the model's layout hash, all little-endian. The hello carries
+ * and the model's layout hash, all little-endian; then, only when set (so
+ * that runs without them keep their hash and checkpoints), the u64
+ * 0x434F4D5000000000 + compress and 0x4156470000000000 + average_every. The hello carries
  * (uint32_t)(hash ^ hash >> 32) as its layout field. */
 uint64_t tr_train_config_hash(const struct tr_train *t);
 
@@ -438,6 +478,7 @@ enum tr_train_state_kind {
 #define TR_STATE_HEADER2 112u      /* version 2 */
 #define TR_STATE_HAS_MOMENTUM 1u
 #define TR_STATE_SYNC_DUE 2u       /* version 2 only */
+#define TR_STATE_HAS_RESIDUAL 4u   /* a lossy codec's error-feedback residual */
 
 /* Why bytes are not a state (tr_train_state_check), for messages. */
 enum tr_state_problem {

@@ -49,6 +49,8 @@ int tr_train_int_lost(struct tr_train *t, int what, int code, int rank)
     case PH_GRADS:
     case PH_FLAG:        /* SGD did not run: the buffers hold this step's forward */
         t->bn_alt = 1;
+        if (t->res_copy)  /* and the residual the step's encoding rewrote */
+            copy_floats(t->residual, t->res_copy, m->n_params);
         break;
     case PH_SYNC:
     case PH_EPOCH_BN:    /* an average cut half-way: this rank's own buffers back */
@@ -265,6 +267,11 @@ int tr_train_int_elastic(struct tr_train *t, struct tr_train_report *rep)
         return tr_train_int_bcast(t, PH_RE_MOMENTUM, TR_TRAIN_MOMENTUM_BCAST, m->momentum, np,
                                   t->source);
     case PH_RE_MOMENTUM:
+        if (t->residual)
+            return tr_train_int_bcast(t, PH_RE_RESIDUAL, TR_TRAIN_MOMENTUM_BCAST, t->residual,
+                                      np, t->source);
+        return buffers_start(t);
+    case PH_RE_RESIDUAL:
         return buffers_start(t);
     case PH_RE_BUFFERS:
     case PH_RE_BUFAVG:

@@ -37,7 +37,13 @@ enum tr_train_phase {
     PH_RE_MOMENTUM,    /* the source's momentum */
     PH_RE_BUFFERS,     /* the source's BN buffers (they are the same on every rank) */
     PH_RE_BUFAVG,      /* the holders' BN buffers averaged (they differ per rank) */
-    PH_BACKWARD        /* backward, its buckets reduced as they complete */
+    PH_BACKWARD,       /* backward, its buckets reduced as they complete */
+    PH_RE_RESIDUAL,    /* the source's error-feedback residual */
+    /* the fixed ring again (after the elastic ones so their order stays) */
+    PH_RESIDUAL_BCAST, /* rank 0's error-feedback residual */
+    PH_AVG_GO,         /* periodic averaging: start the parameters' average */
+    PH_AVG_PARAMS,
+    PH_AVG_MOMENTUM
 };
 
 /* tr_train.c */
@@ -53,6 +59,7 @@ int  tr_train_int_reduce(struct tr_train *t, int phase, int what, float *buf, si
                          enum tr_op op);
 void tr_train_int_comm_config(const struct tr_train_config *c, struct tr_comm_config *cc);
 uint32_t tr_train_int_steps(const struct tr_train *t);
+void tr_train_int_copy(float *dst, const float *src, size_t n);
 
 /* tr_train_elastic.c */
 /* A collective failed in an elastic run: roll back to the last completed

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tr_codec.h"
 #include "tr_comm.h"
 
 static const char usage[] =
@@ -20,6 +21,11 @@ static const char usage[] =
 "    --momentum X          SGD momentum (0.9)\n"
 "    --seed N              parameter init and shuffling seed (0)\n"
 "    --allreduce ALGO      ring | chain | reduce-bcast (ring)\n"
+"    --compress CODEC      gradients on the wire: none|bf16|int8|int4 (none);\n"
+"                          lossy codecs keep an error-feedback residual (ring only)\n"
+"    --average-every K     periodic averaging: K local steps, then the parameters\n"
+"                          averaged over the ring (0 or 1: gradients every step);\n"
+"                          with --compress, their change since the last average\n"
 "    --max-steps N         stop after N steps in total (0: no limit)\n"
 "  data and files\n"
 "    --data DIR            IDX files: DIR/{train,t10k}-{images-idx3,labels-idx1}-ubyte[.gz]\n"
@@ -119,7 +125,7 @@ enum {
     O_EPOCHS = 256, O_BATCH, O_LR, O_MOM, O_SEED, O_ALGO, O_DATA, O_CKPT, O_CKPT_EVERY,
     O_RESUME, O_METRICS, O_PLOT, O_PLOT_FROM, O_SAVE, O_NPROC, O_INIT, O_RANK, O_WORLD,
     O_IFACE, O_TOKEN, O_TIMEOUT, O_MAXSTEPS, O_HASH, O_QUIET, O_HELP, O_PEERS, O_ELASTIC,
-    O_MIN_RANKS, O_WARMUP
+    O_MIN_RANKS, O_WARMUP, O_COMPRESS, O_AVG_EVERY
 };
 
 int mr_args_parse(struct mr_args *a, int argc, char **argv)
@@ -137,7 +143,8 @@ int mr_args_parse(struct mr_args *a, int argc, char **argv)
         { "max-steps", 1, 0, O_MAXSTEPS }, { "debug-param-hash", 0, 0, O_HASH },
         { "quiet", 0, 0, O_QUIET }, { "help", 0, 0, O_HELP }, { "peers", 1, 0, O_PEERS },
         { "elastic", 0, 0, O_ELASTIC }, { "min-ranks", 1, 0, O_MIN_RANKS },
-        { "warmup-steps", 1, 0, O_WARMUP },
+        { "warmup-steps", 1, 0, O_WARMUP }, { "compress", 1, 0, O_COMPRESS },
+        { "average-every", 1, 0, O_AVG_EVERY },
         { 0, 0, 0, 0 }
     };
     char o[32];                 /* the flag being parsed, "--name", for messages */
@@ -179,6 +186,18 @@ int mr_args_parse(struct mr_args *a, int argc, char **argv)
                 return -1;
             }
             break;
+        case O_COMPRESS: {
+            int k;
+            for (k = 0; k < TR_CODEC_COUNT && strcmp(optarg, tr_codec_name(k)); k++)
+                ;
+            if (k == TR_CODEC_COUNT) {
+                fprintf(stderr, "mnist_ring: --compress: '%s': want none, bf16, int8 or int4\n", optarg);
+                return -1;
+            }
+            a->compress = k;
+            break;
+        }
+        case O_AVG_EVERY: if (num_u64(o, optarg, 0, UINT32_MAX, &v)) return -1; a->average_every = (unsigned)v; break;
         case O_DATA: a->data = optarg; break;
         case O_CKPT: a->checkpoint = optarg; break;
         case O_CKPT_EVERY: if (num_u64(o, optarg, 1, UINT32_MAX, &v)) return -1; a->checkpoint_every = (unsigned)v; break;
@@ -220,6 +239,14 @@ int mr_args_parse(struct mr_args *a, int argc, char **argv)
             return -1;
         }
         return 0;
+    }
+    if (a->compress != TR_CODEC_NONE && a->algo != TR_ALGO_RING) {
+        fprintf(stderr, "mnist_ring: --compress %s needs --allreduce ring\n", tr_codec_name(a->compress));
+        return -1;
+    }
+    if (a->average_every >= 2 && a->elastic) {
+        fprintf(stderr, "mnist_ring: --average-every needs a fixed world: not with --elastic\n");
+        return -1;
     }
     if (a->resume && !a->checkpoint) {
         fprintf(stderr, "mnist_ring: --resume needs --checkpoint FILE\n");

@@ -11,6 +11,8 @@ struct mr_args {
     unsigned epochs;           /* 1 */
     uint64_t seed;             /* parameter init and shuffling (0) */
     int      algo;             /* enum tr_algo (ring) */
+    int      compress;         /* enum tr_codec of the gradients (none) */
+    unsigned average_every;    /* periodic averaging every K steps (0: off) */
     const char *data;          /* directory with the IDX files ("data") */
     const char *checkpoint;    /* checkpoint file or NULL */
     unsigned checkpoint_every; /* also every K global steps (0: per epoch only) */

@@ -9,6 +9,8 @@
 #define _GNU_SOURCE
 #include "train.h"
 
+#include "tr_codec.h"
+
 #include <limits.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -181,6 +183,8 @@ static int setup(struct mr_rank *r, const char *job_token)
     c.momentum = a->momentum;
     c.seed = a->seed;
     c.algo = a->algo;
+    c.compress = a->compress;
+    c.average_every = a->average_every;
     c.epochs = a->epochs;
     c.max_steps = a->max_steps;
     c.sync_every = a->checkpoint_every;   /* BN averaged at every checkpoint */
@@ -334,12 +338,18 @@ static void on_start(struct mr_rank *r, const struct tr_train_report *rep)
     const struct mr_args *a = r->a;
     int first = !r->started;
     r->started = 1;
+    char extra[96] = "";
+    if (a->compress)
+        snprintf(extra, sizeof extra, ", compress %s", tr_codec_name(a->compress));
+    if (a->average_every >= 2)
+        snprintf(extra + strlen(extra), sizeof extra - strlen(extra),
+                 ", parameters averaged every %u steps", a->average_every);
     if (r->rank == 0 && first && rep->epoch == 0 && rep->step == 0)
         printf("training %u epoch%s on %d rank%s: %u train / %u test samples, batch %u per rank, "
-               "%u steps per epoch, lr %g, momentum %g, allreduce %s\n",
+               "%u steps per epoch, lr %g, momentum %g, allreduce %s%s\n",
                a->epochs, a->epochs == 1 ? "" : "s", r->world, r->world == 1 ? "" : "s",
                (unsigned)r->train->n, (unsigned)r->test->n, a->batch, (unsigned)rep->steps,
-               (double)a->lr, (double)a->momentum, mr_algo_name(a->algo));
+               (double)a->lr, (double)a->momentum, mr_algo_name(a->algo), extra);
     if (r->rank == 0 && first && a->metrics && !(a->resume && rep->global_step > 0) &&
         !(r->e && r->e->joiner)) {
         FILE *f = fopen(a->metrics, "w");  /* a fresh run starts a fresh file */

@@ -99,6 +99,33 @@ $TO 60 "$MR" --data "$T/gz" --epochs 1 --debug-param-hash --quiet >/dev/null 2>"
 check "raw IDX == gz IDX, bit for bit" test -n "$(final_of "$T/raw.err")" -a "$(final_of "$T/raw.err")" = "$(final_of "$T/gz1.err")"
 check "torchvision MNIST/raw layout == flat layout" test "$(final_of "$T/tv.err")" = "$(final_of "$T/gz1.err")"
 
+# --- compressed gradients and periodic averaging (--compress, --average-every):
+# every rank ends with the same model; with a codec every step, each step's
+# parameters agree too; each setting trains its own bits
+"$MR" --compress int2 >/dev/null 2>"$T/cz.err"; st=$?
+check "--compress int2: exit 2 (got $st) naming the codecs" \
+  sh -c '[ "$1" -eq 2 ] && grep -q "want none, bf16, int8 or int4" "$2"' sh "$st" "$T/cz.err"
+"$MR" --compress int8 --allreduce chain >/dev/null 2>"$T/cz2.err"; st=$?
+check "--compress int8 --allreduce chain: exit 2 (got $st)" \
+  sh -c '[ "$1" -eq 2 ] && grep -q "needs --allreduce ring" "$2"' sh "$st" "$T/cz2.err"
+for set in "none" "bf16" "int8" "int4" "none 3" "int8 3"; do
+  codec=${set%% *}; k=0; [ "$set" != "$codec" ] && k=${set#* }
+  tag=$codec-$k
+  $TO 120 "$MR" --data "$D" --nproc 3 --epochs 1 --batch 20 --lr 0.01 --seed 3 --compress "$codec" \
+    --average-every "$k" --debug-param-hash --quiet >"$T/cz-$tag.out" 2>"$T/cz-$tag.err"
+  st=$?
+  check "--compress $codec --average-every $k: exits 0 (got $st), 3 ranks end equal" \
+    sh -c '[ "$1" -eq 0 ] && [ -n "$(awk '"'"'$1=="final-hash" && $3==0'"'"' "$2")" ] &&
+           [ "$(awk '"'"'$1=="final-hash" {print $5,$7}'"'"' "$2" | sort -u | wc -l)" -eq 1 ]' \
+    sh "$st" "$T/cz-$tag.err"
+  if [ "$k" = 0 ]; then
+    check "--compress $codec: the 3 ranks agree after each of the 10 steps" hashes_agree "$T/cz-$tag.err" 3 10
+  fi
+done
+check "each setting trains its own bits" \
+  sh -c 'for f in "$@"; do awk '"'"'$1=="final-hash" && $3==0 {print $5}'"'"' "$f"; done | sort -u | wc -l | grep -qx 6' \
+  sh "$T"/cz-*-*.err
+
 # --- stop and resume == uninterrupted, bit for bit (params, momentum path, BN stats)
 # reference: 2 ranks, 3 epochs, checkpoint every 2 steps (3 steps per epoch)
 common=(--data "$D" --nproc 2 --epochs 3 --lr 0.01 --seed 5 --checkpoint-every 2 --debug-param-hash --quiet)

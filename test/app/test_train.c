@@ -12,6 +12,7 @@
 #include "harness.h"
 #include "sim_transport.h"
 #include "tinyring.h"
+#include "tr_codec.h"
 #include "tr_train.h"
 
 /* ---- the sampler mnist_ring shipped before the trainer, as it was
@@ -158,6 +159,10 @@ static int load(void *ctx, int split, const uint32_t *idx, unsigned n, uint8_t *
     return 0;
 }
 
+/* knobs every config() takes (the codec tests set them, then put them back) */
+static int knob_compress;
+static uint32_t knob_average_every;
+
 static void config(struct tr_train_config *c, struct data *d, int rank, int world)
 {
     memset(c, 0, sizeof *c);
@@ -176,6 +181,8 @@ static void config(struct tr_train_config *c, struct data *d, int rank, int worl
     c->world = world;
     c->job_token = 77;
     c->segment_bytes = 4096;
+    c->compress = knob_compress;
+    c->average_every = knob_average_every;
 }
 
 static void *arena_for(const struct tr_train_config *c, size_t *bytes)
@@ -502,7 +509,7 @@ static int ring_open(struct ring *g, int world, void (*tweak)(struct tr_train_co
         g->r[k]->d = (struct data){ 61, 13, -1, 0, 0 };
         config(&c, &g->r[k]->d, k, world);
         c.tp = &g->net.tp[k];
-        c.algo = world % 3;
+        c.algo = knob_compress ? TR_ALGO_RING : world % 3;
         if (tweak)
             tweak(&c, k);
         if (run_open(g->r[k], &c) < 0)
@@ -1035,6 +1042,140 @@ static void test_elastic_state(void)
     free(h);
 }
 
+/* ---- compressed gradients and periodic averaging */
+
+static int residual_sum_nonzero(const struct tr_train *t)
+{
+    for (size_t i = 0; i < t->model.n_params; i++)
+        if (t->residual[i] != 0.0f)
+            return 1;
+    return 0;
+}
+
+static uint64_t ring_final(struct ring *g, int world, int *ok)
+{
+    for (int k = 0; k < world; k++)
+        *ok &= g->rc[k] == 0 && g->r[k]->t.global_step == g->r[0]->t.global_step &&
+               tr_train_hash(g->r[k]->t.model.params, g->r[k]->t.model.n_params) ==
+                   tr_train_hash(g->r[0]->t.model.params, g->r[0]->t.model.n_params);
+    return tr_train_hash(g->r[0]->t.model.params, g->r[0]->t.model.n_params);
+}
+
+static void other_codec(struct tr_train_config *c, int rank)
+{
+    if (rank == 2)
+        c->compress = c->compress == TR_CODEC_INT8 ? TR_CODEC_INT4 : TR_CODEC_INT8;
+}
+
+static void other_period(struct tr_train_config *c, int rank)
+{
+    if (rank == 1)
+        c->average_every = 4;
+}
+
+static void test_codec_ring(void)
+{
+    struct ring *g = malloc(sizeof *g);
+    uint64_t plain, h[TR_CODEC_COUNT];
+    int ok = 1;
+    for (int codec = TR_CODEC_NONE; codec < TR_CODEC_COUNT; codec++) {
+        knob_compress = codec;
+        ok = 1;
+        ring_open(g, 3, NULL);
+        for (int k = 0; k < 3; k++)
+            tr_train_begin(&g->r[k]->t, NULL, 0);
+        ring_run(g, -1, 0);
+        for (int s = 1; s < 10; s++)
+            for (int k = 1; k < 3; k++)
+                ok &= g->step_hash[k][s] == g->step_hash[0][s];
+        h[codec] = ring_final(g, 3, &ok);
+        TH_CHECK(ok, "--compress %s: every rank equal after every step", tr_codec_name(codec));
+        TH_CHECK(codec == TR_CODEC_NONE ? g->r[0]->t.residual == NULL
+                                        : g->r[0]->t.residual && residual_sum_nonzero(&g->r[0]->t),
+                 "--compress %s: a residual only for a lossy codec, and in use",
+                 tr_codec_name(codec));
+        ring_close(g);
+    }
+    plain = h[TR_CODEC_NONE];
+    TH_CHECK(h[1] != plain && h[2] != plain && h[3] != plain && h[1] != h[2] && h[2] != h[3],
+             "each codec trains its own bits (%016llx %016llx %016llx %016llx)",
+             (unsigned long long)h[0], (unsigned long long)h[1], (unsigned long long)h[2],
+             (unsigned long long)h[3]);
+    /* hello refuses a rank with another codec */
+    knob_compress = TR_CODEC_INT8;
+    ring_open(g, 3, other_codec);
+    for (int k = 0; k < 3; k++)
+        tr_train_begin(&g->r[k]->t, NULL, 0);
+    ring_run(g, -1, 0);
+    for (int k = 0; k < 3; k++)
+        TH_CHECK(g->rc[k] == TR_ERR_MISMATCH &&
+                 tr_train_last_fault(&g->r[k]->t)->what == TR_TRAIN_HELLO,
+                 "int4 on rank 2 among int8: rank %d rc %d", k, g->rc[k]);
+    ring_close(g);
+    knob_compress = TR_CODEC_NONE;
+    /* a lossy codec with another algorithm, or with periodic averaging */
+    {
+        struct tr_train_config c;
+        struct data d = { 40, 12, -1, 0, 0 };
+        size_t bytes;
+        config(&c, &d, 0, 1);
+        c.compress = TR_CODEC_INT8;
+        c.algo = TR_ALGO_CHAIN;
+        TH_CHECK(tr_train_arena_size(&c, &bytes) == TR_ERR_INVAL, "int8 with the chain accepted");
+        c.algo = TR_ALGO_RING;
+        c.average_every = 2;
+        c.elastic = 1;
+        TH_CHECK(tr_train_arena_size(&c, &bytes) == TR_ERR_INVAL, "elastic averaging accepted");
+        c.elastic = 0;
+        c.compress = 17;
+        c.average_every = 0;
+        TH_CHECK(tr_train_arena_size(&c, &bytes) == TR_ERR_INVAL, "codec 17 accepted");
+    }
+    free(g);
+}
+
+/* periodic averaging: ranks differ between the averages and agree at them */
+static void test_average_every(void)
+{
+    struct ring *g = malloc(sizeof *g);
+    uint64_t hc[2];
+    for (int codec = 0; codec < 2; codec++) {
+    int differ = 0, agree = 1, ok = 1;
+    knob_average_every = 3;
+    knob_compress = codec ? TR_CODEC_INT8 : TR_CODEC_NONE;
+    ring_open(g, 3, NULL);
+    for (int k = 0; k < 3; k++)
+        tr_train_begin(&g->r[k]->t, NULL, 0);
+    ring_run(g, -1, 0);
+    /* the STEP event comes before the step's average: step s's hash is
+     * local; step s-1's was averaged when s-1 is a multiple of 3 */
+    for (int s = 1; s < 6; s++)
+        for (int k = 1; k < 3; k++)
+            differ |= g->step_hash[k][s] != g->step_hash[0][s];
+    hc[codec] = ring_final(g, 3, &ok);
+    for (int k = 1; k < 3; k++)
+        agree &= tr_train_hash(g->r[k]->t.model.momentum, g->r[k]->t.model.n_params) ==
+                 tr_train_hash(g->r[0]->t.model.momentum, g->r[0]->t.model.n_params);
+    TH_CHECK(differ && ok && agree, "--average-every 3 --compress %s: local steps differ (%d), "
+             "the end agrees (params %d, momentum %d)", tr_codec_name(knob_compress), differ,
+             ok, agree);
+    TH_CHECK(!codec || residual_sum_nonzero(&g->r[0]->t), "the average's residual in use");
+    ring_close(g);
+    }
+    knob_compress = TR_CODEC_NONE;
+    TH_CHECK(hc[0] != hc[1], "the compressed average trains its own bits");
+    ring_open(g, 3, other_period);
+    for (int k = 0; k < 3; k++)
+        tr_train_begin(&g->r[k]->t, NULL, 0);
+    ring_run(g, -1, 0);
+    for (int k = 0; k < 3; k++)
+        TH_CHECK(g->rc[k] == TR_ERR_MISMATCH, "another period on rank 1: rank %d rc %d", k,
+                 g->rc[k]);
+    ring_close(g);
+    knob_average_every = 0;
+    free(g);
+}
+
 int main(void)
 {
     test_sampler_order();
@@ -1050,5 +1191,13 @@ int main(void)
     test_elastic_regrow();
     test_elastic_request_any_turn();
     test_elastic_state();
+    test_codec_ring();
+    test_average_every();
+    /* the residual through a checkpoint and an elastic resync, bit for bit:
+     * the survivors take the source's, the run resumed from rank 0's
+     * checkpoint rank 0's, and both must end equal */
+    knob_compress = TR_CODEC_INT8;
+    test_elastic_state();
+    knob_compress = TR_CODEC_NONE;
     return th_report("train");
 }

@@ -17,6 +17,8 @@
 
 static float buf_a[MAX_FLOATS], buf_b[MAX_FLOATS];
 static uint8_t scratch[1u << 20] __attribute__((aligned(16)));
+static float res_a[MAX_FLOATS];
+static uint8_t wire_a[2u * MAX_FLOATS + 4096u];
 
 void ring_elastic_joined(struct ring_elastic *ops, const char *who, unsigned me, int rank,
                          int world, int source, uint32_t epoch, uint32_t coordinator)
@@ -183,6 +185,40 @@ static int run_coll(const struct ring_job *j, struct tr_comm *c)
             TH_CHECK(rc == 0, "allreduce %s random n=%zu: %s", algo_name[a], n,
                      tr_strerror(rc));
             check_hash_agrees(c, j, buf_b, n * sizeof(float), "allreduce random");
+        }
+    }
+    /* the compressed ring (tr_codec.h): every codec's wire format between
+     * lwIP and POSIX ranks; the decoded averages agree bitwise, and they
+     * are near the exact ones */
+    for (a = TR_CODEC_BF16; a < TR_CODEC_COUNT; a++) {
+        static const size_t cn[] = { 1009, GRAD_FLOATS };
+        for (k = 0; k < 2; k++, salt++) {
+            size_t n = cn[k], i, bad = 0;
+            for (i = 0; i < n; i++) {
+                buf_a[i] = ival(j->rank, i, salt) / 64.0f;
+                res_a[i] = 0.0f;
+            }
+            rc = tr_allreduce_codec(c, buf_a, n, TR_OP_AVG, (int)a, res_a, wire_a, sizeof wire_a);
+            if (rc < 0)
+                fault_msg(j, c, "compressed allreduce", rc);
+            TH_CHECK(rc == 0, "allreduce %s n=%zu: %s", tr_codec_name((int)a), n,
+                     tr_strerror(rc));
+            for (i = 0; i < n; i++) {
+                float s = 0.0f;
+                int r;
+                for (r = 0; r < j->world; r++)
+                    s += ival(r, i, salt) / 64.0f;
+                s /= (float)j->world;
+                /* half a step per hop, the step growing with the partial
+                 * sum (|value| <= 8): sum_h h*8/(2*qmax) / world */
+                float tol = a == TR_CODEC_BF16 ? 0.1f
+                            : (float)(j->world + 1) * 8.0f /
+                                  (4.0f * (a == TR_CODEC_INT8 ? 127.0f : 7.0f)) * 1.1f;
+                bad += !(buf_a[i] - s <= tol && s - buf_a[i] <= tol);
+            }
+            TH_CHECK(bad == 0, "allreduce %s n=%zu: %zu elements far from the average",
+                     tr_codec_name((int)a), n, bad);
+            check_hash_agrees(c, j, buf_a, n * sizeof(float), "compressed allreduce");
         }
     }
     /* broadcast of odd byte counts from every root */
