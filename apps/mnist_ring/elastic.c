@@ -37,6 +37,8 @@ static void config(struct mr_elastic *e, const struct mr_args *a, const char *jo
     if (a->nproc > 1)
         ec->local_ranks = a->nproc;
     ec->spin_us = TR_POSIX_SPIN_AUTO;
+    if (getenv("MR_DEBUG_NO_BEAT"))            /* tests: the timeouts alone */
+        ec->beat_ms = TR_POSIX_BEAT_OFF;
 }
 
 static void debug_die_at(struct mr_elastic *e)
@@ -196,10 +198,30 @@ int mr_elastic_reform(struct mr_elastic *e, const struct mr_args *a, struct tr_t
 {
     char err[512];
     int rc;
-    if (!e->t_lost)
+    if (a->debug_param_hash) {
+        const struct tr_train_fault *f = tr_train_last_fault(t);
+        fprintf(stderr, "elastic-debug rank %u: %s: %s failed: %s (peer %d)\n", e->rank,
+                e->change_asked ? "change" : "lost", tr_train_what_name(f->what),
+                tr_strerror(f->code), f->rank);
+    }
+    if (!e->t_lost) {
         e->t_lost = mr_now();
+        e->lost_ms = tr_posix_elastic_clock_ms();
+        e->detect = -1;
+    }
     e->change_asked = 0;
     rc = tr_posix_elastic_reform(&e->el, tr_train_position(t), &e->round, err, sizeof err);
+    for (uint32_t i = 0; rc == 0 && i < e->round.n_left; i++) {
+        uint32_t at, r = e->round.left[i];
+        double d;
+        if (!tr_posix_elastic_last_beat(&e->el, r, &at))
+            continue;
+        d = (int32_t)(e->lost_ms - at) > 0 ? (e->lost_ms - at) / 1000.0 : 0.0;
+        if (d > e->detect) {
+            e->detect = d;
+            e->detect_rank = r;
+        }
+    }
     if (rc < 0 && e->round.verdict != TR_EL_GO && rc == TR_ERR_CLOSED) {
         mr_elastic_left = e->round.verdict == TR_EL_NO_MAJORITY;
         return abort_round(e, a, err, save_ckpt, ctx);
@@ -224,9 +246,13 @@ int mr_elastic_reform(struct mr_elastic *e, const struct mr_args *a, struct tr_t
 void mr_elastic_event(struct mr_elastic *e, struct tr_train *t, int ev)
 {
     if (ev == TR_TRAIN_STEP && e->t_lost) {
+        char det[128] = "";
+        if (e->detect >= 0)
+            snprintf(det, sizeof det, "detection %.3f s (rank %u's last heartbeat to the lost "
+                     "ring) + ", e->detect, e->detect_rank);
         if (t->cfg.rank == 0)
-            fprintf(stderr, "elastic: recovery %.3f s (from the lost link or the change to this "
-                    "completed step %llu)\n", mr_now() - e->t_lost,
+            fprintf(stderr, "elastic: %srecovery %.3f s (from the lost link or the change to "
+                    "this completed step %llu)\n", det, mr_now() - e->t_lost,
                     (unsigned long long)t->global_step);
         e->t_lost = 0;
     }

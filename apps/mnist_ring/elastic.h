@@ -22,6 +22,9 @@ struct mr_elastic {
     int      joiner;                   /* joined a running job (holds no state yet) */
     int      change_asked;             /* a change was asked for this process's joiners */
     double   t_lost;                   /* when the ring was lost (recovery clock), 0 = none */
+    uint32_t lost_ms;                  /* the same on the port's clock */
+    double   detect;                   /* the lost ring's detection time (s), < 0 = not known */
+    uint32_t detect_rank;              /* ... of this rank that left */
     struct tr_posix_elastic_round round;   /* the last round */
     long     die_rank;                 /* MR_DEBUG_DIE_AT=RANK:POSITION (tests): this rank */
     uint64_t die_pos;                  /* kills itself once its state is at this position */
@@ -49,8 +52,9 @@ int mr_elastic_reform(struct mr_elastic *e, const struct mr_args *a, struct tr_t
                       struct tr_transport *tp, int (*save_ckpt)(void *ctx), void *ctx);
 
 /* Between events: take joiners' requests (rank 0 of the ring asks every
- * rank for a change); after a resync, rank 0 prints the recovery time at
- * the first completed step; MR_DEBUG_DIE_AT. */
+ * rank for a change); after a resync, rank 0 prints the detection time (a
+ * rank that left: from its last heartbeat to the lost ring) and the
+ * recovery time (from there to the first completed step); MR_DEBUG_DIE_AT. */
 void mr_elastic_event(struct mr_elastic *e, struct tr_train *t, int ev);
 void mr_elastic_service(struct mr_elastic *e, struct tr_train *t);
 

@@ -6,7 +6,7 @@ MR_OBJS := $(MR_SRCS:apps/mnist_ring/%.c=$(BUILD)/apps/mnist_ring/%.o)
 MR_LIB_OBJS := $(filter-out $(BUILD)/apps/mnist_ring/main.o,$(MR_OBJS))
 POSIX_LIB ?= $(BUILD)/libtinyring_posix.a
 
-$(BUILD)/apps/mnist_ring/%.o: apps/mnist_ring/%.c $(MR_HDRS) $(CORE_HDRS)
+$(BUILD)/apps/mnist_ring/%.o: apps/mnist_ring/%.c $(MR_HDRS) $(CORE_HDRS) $(POSIX_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(HOST_CFLAGS) -Iport/posix -c $< -o $@
 

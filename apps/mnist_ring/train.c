@@ -607,6 +607,9 @@ static int run(struct mr_rank *r)
 static int finish(struct mr_rank *r)
 {
     const struct mr_args *a = r->a;
+    if (a->debug_param_hash && r->e)
+        fprintf(stderr, "heartbeat-gap rank %d max %u ms\n", id_of(r),
+                tr_posix_elastic_beat_gap(&r->e->el));
     if (a->debug_param_hash)
         fprintf(stderr, "final-hash rank %d params %016llx buffers %016llx\n", id_of(r),
                 (unsigned long long)tr_train_hash(r->t.model.params, r->t.model.n_params),

@@ -177,6 +177,11 @@ struct tr_posix {
     uint32_t peer_addr[2];         /* IPv4 of the left / right neighbour */
     uint16_t peer_port[2];         /* their listening ports */
     uint32_t spin_us;              /* copied from config (0 when filled by hand) */
+    int      beat_on, beat_fd;     /* elastic heartbeats (tr_posix_elastic): when
+                                    * beat_on, poll() also watches beat_fd, which
+                                    * turns readable once a member of the view is
+                                    * declared dead, and then fails with
+                                    * TR_ERR_TIMEOUT (0 when filled by hand: off) */
 };
 
 /* The spin the port will use for cfg: spin_us itself unless it is
@@ -281,6 +286,7 @@ int tr_posix_env_rank(int *rank, int *world, char *err, size_t errlen);
  * tr_posix_elastic_find first: 1 = a running job accepted it (then
  * tr_posix_elastic_reform), 0 = no job is running (start normally).
  * port/posix/README.md has the protocol, its deadlines and the split rule. */
+#include <pthread.h>
 #include "tr_elastic.h"
 
 struct tr_posix_elastic_config {
@@ -321,7 +327,31 @@ struct tr_posix_elastic_config {
     int      rcvbuf;
     uint32_t spin_us;
     int      local_ranks;
+    uint32_t beat_ms;              /* heartbeat period (below); 0 = TR_POSIX_BEAT_MS,
+                                    * TR_POSIX_BEAT_OFF = no heartbeats (a frozen
+                                    * member is then dropped only at timeout_ms) */
+    uint32_t beat_dead_ms;         /* a member heard from before and silent this
+                                    * long is dead; 0 = TR_POSIX_BEAT_DEAD_MS */
 };
+
+/* Heartbeats. A thread of each member sends a 24-byte UDP datagram
+ * ("TRH1" | u32 rank | u64 job_token | u32 epoch | u16 port | u16 flags) every
+ * beat_ms to every other member of its view, from and to the member's
+ * listening port number (UDP: the TCP listener's port, same number), and
+ * stamps what it receives. It runs while the main thread computes a step, so
+ * a busy rank keeps beating; SIGSTOP or a lost host stop it (a process that
+ * closes sends flags 1 first: its links, not its silence, tell the rest).
+ * Where the process may, the thread runs at real-time priority 1 (SCHED_RR).
+ * A member that was heard at least once and then stays silent beat_dead_ms
+ * (plus however late the judging thread itself lately woke: a starved host
+ * starves the senders too) is declared dead: the ring's poll() fails
+ * (TR_ERR_TIMEOUT) once nothing is left to move on the links, and the
+ * membership round skips it at once instead of waiting timeout_ms for it. A
+ * member never heard (a port without heartbeats: lwIP, boards) is judged by
+ * timeout_ms only. */
+#define TR_POSIX_BEAT_MS      50u
+#define TR_POSIX_BEAT_DEAD_MS 500u
+#define TR_POSIX_BEAT_OFF     0xFFFFFFFFu
 
 /* What the last round decided, for the caller's messages and its resync. */
 struct tr_posix_elastic_round {
@@ -355,7 +385,31 @@ struct tr_posix_el_conn {
     struct tr_el_join join;        /* the JOIN, once whole (addr 0: the peer's) */
 };
 
-/* Caller-owned state of one process's membership (about 27 KiB, most of it
+/* The heartbeat thread's state (internal; read-only). */
+struct tr_posix_beat {
+    int      fd;                   /* UDP on the listening port; -1: no heartbeats */
+    int      wake[2];              /* pipe: readable once a member is declared dead */
+    int      stop[2];              /* pipe: the thread ends when it is readable */
+    int      running;              /* the thread runs (mu, thread valid) */
+    pthread_t thread;
+    pthread_mutex_t mu;            /* guards the rest */
+    uint32_t period_ms, dead_ms;
+    uint32_t epoch, n, index;      /* the view beaten to (n = 0: none yet) */
+    struct tr_el_member m[TR_EL_MAX_MEMBERS];
+    uint32_t last[TR_EL_MAX_MEMBERS];   /* ms of the latest datagram from m[k] */
+    uint8_t  heard[TR_EL_MAX_MEMBERS];  /* m[k] beats (heard at least once) */
+    uint8_t  dead[TR_EL_MAX_MEMBERS];   /* declared dead */
+    uint32_t dead_rank;            /* the first member declared dead in this view, */
+    uint32_t dead_silent_ms;       /* ... how long it had been silent then */
+    uint32_t max_gap_ms;           /* the longest silence of a member not declared dead */
+    int      realtime;             /* the thread got SCHED_RR (else it runs as the process) */
+    uint32_t prev_n;               /* the view before the latest change: its members' */
+    uint32_t prev_rank[TR_EL_MAX_MEMBERS];  /* ranks, */
+    uint32_t prev_last[TR_EL_MAX_MEMBERS];  /* last datagram (ms), */
+    uint8_t  prev_heard[TR_EL_MAX_MEMBERS]; /* and whether they beat */
+};
+
+/* Caller-owned state of one process's membership (about 33 KiB, most of it
  * the pending connections). Fields are read-only for callers. */
 struct tr_posix_elastic {
     struct tr_posix_elastic_config cfg;  /* copied (table not used after start/find) */
@@ -375,6 +429,15 @@ struct tr_posix_elastic {
     uint32_t coord_rank;           /* that coordinator's original rank */
     uint32_t master_retry;         /* next attempt to bind the master port (ms) */
     struct tr_posix_el_conn conn[TR_POSIX_EL_CONNS];
+    /* coordinating: a joiner admitted whose rank the next round drops (it
+     * never opened its links, or died at once) is barred for bar_ms (4 s,
+     * doubling to 60 s): its JOINs wait unanswered meanwhile, so a JOIN that
+     * cannot follow through costs the ring one failed round now and then,
+     * never a stall (by original rank) */
+    uint32_t admitted[TR_POSIX_MAX_WORLD];  /* epoch + 1 of the view that took it in, 0 */
+    uint32_t bar_until[TR_POSIX_MAX_WORLD]; /* ms; 0 = not barred */
+    uint32_t bar_ms[TR_POSIX_MAX_WORLD];    /* the last bar's length, 0 = none yet */
+    struct tr_posix_beat beat;
 };
 
 /* A process of a running job: adopts the ring px that tr_posix_connect or
@@ -458,6 +521,26 @@ int tr_posix_elastic_service(struct tr_posix_elastic *el);
  * its VIEW; position is ignored: it holds no state). */
 int tr_posix_elastic_reform(struct tr_posix_elastic *el, uint64_t position,
                             struct tr_posix_elastic_round *out, char *err, size_t errlen);
+
+/* What the heartbeats found in the current view: 1 with the original rank of
+ * the first member declared dead and how long it had been silent then (ms),
+ * else 0. Read it before tr_posix_elastic_reform, which starts a new view. */
+int tr_posix_elastic_detected(struct tr_posix_elastic *el, uint32_t *rank, uint32_t *silent_ms);
+
+/* The port's clock (CLOCK_MONOTONIC, ms; wraps at 2^32). */
+uint32_t tr_posix_elastic_clock_ms(void);
+
+/* When original rank `rank`, a member of the view before the latest change,
+ * was last heard (tr_posix_elastic_clock_ms time): 1 with *at, or 0 (it
+ * never beat, or no such member). With the moment the ring was lost, the
+ * time it took to notice that rank stopped (its last sign of life to the
+ * lost ring: the detection time, at most one beat_ms more than since it
+ * stopped). */
+int tr_posix_elastic_last_beat(struct tr_posix_elastic *el, uint32_t rank, uint32_t *at);
+
+/* The longest a live member of any view so far went without being heard
+ * (ms): how close the heartbeats came to a false alarm. */
+uint32_t tr_posix_elastic_beat_gap(struct tr_posix_elastic *el);
 
 /* Closes the links (gracefully, as tr_posix_close), pending connections,
  * listen_fd, master_fd. Idempotent. */

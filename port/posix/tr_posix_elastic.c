@@ -95,19 +95,22 @@ int tr_posix_el_read_step(int fd, uint8_t *buf, size_t *got, size_t *total,
     return 1;
 }
 
-/* A whole message from fd by deadline (nothing else served meanwhile). */
-static int recv_msg(int fd, uint64_t token, uint32_t deadline, struct tr_el_msg *m)
+/* A whole message from fd by deadline (nothing else served meanwhile);
+ * TR_ERR_TIMEOUT too once the heartbeats declare original rank `rank` (the
+ * one asked) dead. */
+static int recv_msg(struct tr_posix_elastic *el, int fd, uint32_t rank, uint32_t deadline,
+                    struct tr_el_msg *m)
 {
     uint8_t buf[TR_EL_MAX_BYTES];
     size_t got = 0, total = TR_EL_HEAD_BYTES;
     for (;;) {
         struct pollfd p = { fd, POLLIN, 0 };
         int left = tr_posix_left_ms(deadline), rc;
-        if (left == 0)
+        if (left == 0 || (rank != TR_EL_NO_RANK && tr_posix_beat_dead(el, rank)))
             return TR_ERR_TIMEOUT;
-        if (poll(&p, 1, left) <= 0)
+        if (poll(&p, 1, left < TR_POSIX_EL_SLICE_MS ? left : TR_POSIX_EL_SLICE_MS) <= 0)
             continue;
-        rc = tr_posix_el_read_step(fd, buf, &got, &total, token, m);
+        rc = tr_posix_el_read_step(fd, buf, &got, &total, el->cfg.job_token, m);
         if (rc != 0)
             return rc < 0 ? rc : 0;
     }
@@ -141,7 +144,7 @@ int tr_posix_el_dial(uint32_t addr, uint16_t port, int *fd)
  * reply_end. Returns 0 with *reply and *fd open; TR_EL_ASK_DEAD (refused or
  * unreachable), TR_EL_ASK_CLOSED (closed unanswered), TR_EL_ASK_SILENT (no
  * answer in time). */
-int tr_posix_el_ask(const struct tr_posix_elastic *el, uint32_t addr, uint16_t port,
+int tr_posix_el_ask(struct tr_posix_elastic *el, uint32_t rank, uint32_t addr, uint16_t port,
                     const struct tr_el_msg *m, uint32_t dial_end, uint32_t reply_end,
                     int *fd, struct tr_el_msg *reply)
 {
@@ -160,7 +163,7 @@ int tr_posix_el_ask(const struct tr_posix_elastic *el, uint32_t addr, uint16_t p
     }
     rc = tr_posix_el_send(*fd, m, tr_posix_clock_ms() + el->cfg.handshake_ms);
     if (rc == 0)
-        rc = recv_msg(*fd, el->cfg.job_token, reply_end, reply);
+        rc = recv_msg(el, *fd, rank, reply_end, reply);
     if (rc == 0 && reply->type == TR_EL_REPLY)
         return 0;
     tr_posix_close_fd(fd);
@@ -395,6 +398,7 @@ static int el_init(struct tr_posix_elastic *el, const struct tr_posix_elastic_co
     el->cfg = *cfg;
     el->cfg.table = NULL;
     tr_el_config_defaults(&el->cfg.timeout_ms, &el->cfg.handshake_ms, &el->cfg.min_ranks);
+    tr_posix_beat_init(el);
     tr_posix_config_default(&spin);             /* only for tr_posix_spin_for */
     spin.spin_us = cfg->spin_us;
     spin.local_ranks = cfg->local_ranks;
@@ -435,15 +439,42 @@ int tr_posix_elastic_start(struct tr_posix_elastic *el, const struct tr_posix_el
     el->px = *px;                             /* the links move into el, with their spin */
     px->fd[0] = px->fd[1] = -1;
     tr_posix_el_master(el, 1);
+    tr_posix_beat_view(el);
     return 0;
 }
 
+int tr_posix_el_barred(const struct tr_posix_elastic *el, uint32_t rank)
+{
+    return rank < TR_POSIX_MAX_WORLD && el->bar_until[rank] &&
+           (int32_t)(el->bar_until[rank] - tr_posix_clock_ms()) > 0;
+}
+
+/* One pending JOIN per joiner's rank: a newer one replaces the older. */
+static void service_one_per_rank(struct tr_posix_elastic *el)
+{
+    int i, k;
+    for (i = 0; i < TR_POSIX_EL_CONNS; i++) {
+        struct tr_posix_el_conn *a = &el->conn[i];
+        if (a->fd < 0 || a->state != TR_POSIX_EL_PENDING || !(a->join.flags & TR_EL_JOINER))
+            continue;
+        for (k = 0; k < TR_POSIX_EL_CONNS; k++) {
+            struct tr_posix_el_conn *b = &el->conn[k];
+            if (k != i && b->fd >= 0 && b->state == TR_POSIX_EL_PENDING &&
+                (b->join.flags & TR_EL_JOINER) && b->join.rank == a->join.rank &&
+                (int32_t)(b->since - a->since) <= 0) {
+                tr_posix_close_fd(&b->fd);
+            }
+        }
+    }
+}
+
 /* Between rounds: answers what this process should not keep. Returns the
- * joiners waiting for a round (coordinator only). */
+ * joiners waiting for a round (coordinator only; not the barred). */
 static int service_answer(struct tr_posix_elastic *el)
 {
     const struct tr_el_view *v = &el->view;
     int i, waiting = 0;
+    service_one_per_rank(el);
     if (!tr_posix_el_is_coord(el)) {
         tr_posix_el_redirect(el, v->m[0].rank, 0);
         return 0;
@@ -458,7 +489,7 @@ static int service_answer(struct tr_posix_elastic *el)
         else if ((j->flags & TR_EL_JOINER) && c->epoch != TR_EL_ANY_EPOCH)
             tr_posix_el_reply(el, &c->fd, TR_EL_STALE, el->cfg.rank);
         else if (j->flags & TR_EL_JOINER)
-            waiting += tr_el_view_index(v, j->rank) < 0;
+            waiting += tr_el_view_index(v, j->rank) < 0 && !tr_posix_el_barred(el, j->rank);
         else if (c->epoch < v->epoch)
             tr_posix_el_reply(el, &c->fd, tr_el_view_index(v, j->rank) < 0 ? TR_EL_EXCLUDED
                                                                          : TR_EL_STALE,
@@ -483,6 +514,7 @@ int tr_posix_elastic_service(struct tr_posix_elastic *el)
 void tr_posix_elastic_close(struct tr_posix_elastic *el)
 {
     int i;
+    tr_posix_beat_stop(el);
     tr_posix_close(&el->px);
     for (i = 0; i < TR_POSIX_EL_CONNS; i++)
         tr_posix_close_fd(&el->conn[i].fd);
@@ -547,7 +579,7 @@ static int find_master(struct tr_posix_elastic *el, uint32_t wait_ms, char *err,
         return rc;
     for (;;) {
         tr_posix_el_join_msg(el, &m, TR_EL_ANY_EPOCH, TR_EL_JOINER, 0);
-        rc = tr_posix_el_ask(el, c->master_addr, c->master_port, &m,
+        rc = tr_posix_el_ask(el, TR_EL_NO_RANK, c->master_addr, c->master_port, &m,
                              tr_posix_clock_ms() + c->handshake_ms, deadline, &fd, &r);
         if (rc == TR_EL_ASK_DEAD || rc == TR_EL_ASK_CLOSED)
             return 0;

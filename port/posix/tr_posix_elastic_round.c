@@ -24,6 +24,8 @@
 #define ALIVE_MS   1000    /* ... and this often once it accepted a probe (a
                             * frozen process's backlog need not fill up) */
 #define MAX_ROUNDS 4       /* rounds in one call when the new links fail */
+#define TR_POSIX_EL_BAR_MS     4000u    /* a joiner dropped at once: its first bar */
+#define TR_POSIX_EL_BAR_MAX_MS 60000u   /* and the longest */
 
 /* What a wait for the coordinator's verdict ended with, besides 0 (VIEW). */
 #define WAIT_CLOSED 1      /* the coordinator closed: search again */
@@ -147,6 +149,7 @@ static int apply_view(struct round *r)
     el->index = index;
     el->my_addr = el->view.m[index].addr;      /* a joiner's, as the coordinator saw it */
     tr_posix_el_master(el, 1);
+    tr_posix_beat_view(el);
     return open_links(el, r->err, r->errlen);
 }
 
@@ -165,8 +168,10 @@ static int wait_verdict(struct round *r, int fd, uint32_t deadline)
     size_t got = 0, total = TR_EL_HEAD_BYTES;
     while (rc == 0) {
         int wait = tr_posix_left_ms(deadline);
-        if (wait == 0)
+        if (wait == 0 || tr_posix_beat_dead(el, r->coord))
             return WAIT_SILENT;
+        if (wait > TR_POSIX_EL_SLICE_MS)
+            wait = TR_POSIX_EL_SLICE_MS;
         pf[0].fd = fd; pf[0].events = POLLIN; pf[0].revents = 0;
         slot[0] = TR_POSIX_EL_SLOT_OTHER;
         np = 1 + tr_posix_el_poll_set(el, pf + 1, slot + 1, &wait, 0);
@@ -211,8 +216,8 @@ static int member_ask(struct round *r, int *k)
     if ((int32_t)(reply_end - r->search_end) > 0)
         reply_end = r->search_end;
     tr_posix_el_join_msg(el, &join, el->view.epoch, 0, r->position);
-    rc = tr_posix_el_ask(el, c->addr, c->port, &join, now + el->cfg.handshake_ms, reply_end,
-                         &fd, &r->msg);
+    rc = tr_posix_el_ask(el, c->rank, c->addr, c->port, &join, now + el->cfg.handshake_ms,
+                         reply_end, &fd, &r->msg);
     if (rc == TR_EL_ASK_DEAD || rc == TR_EL_ASK_SILENT) {
         r->dead[(*k)++] = 1;
         return 1;
@@ -289,8 +294,9 @@ static void coord_judge(struct round *r, struct tr_posix_el_conn *c)
         answer = TR_EL_EXCLUDED;
     else if (joiner && c->epoch != TR_EL_ANY_EPOCH)
         answer = TR_EL_STALE;
-    else if (joiner && k >= 0)
-        return;                                /* a later round, once it is dropped */
+    else if (joiner && (k >= 0 || tr_posix_el_barred(el, j->rank)))
+        return;                                /* a later round (once it is dropped,
+                                                * or its bar ends) */
     else if (!joiner && (c->epoch != el->view.epoch || k < 0))
         answer = k < 0 ? TR_EL_EXCLUDED : TR_EL_STALE;
     else if (j->rank == el->cfg.rank)
@@ -326,8 +332,11 @@ static int coord_tally(struct round *r, uint8_t *answered)
         if (k >= 0)
             answered[k] = 1;
     }
-    for (i = 0; i < el->view.n; i++)
+    for (i = 0; i < el->view.n; i++) {
+        if (!answered[i] && !r->dead[i] && tr_posix_beat_dead(el, el->view.m[i].rank))
+            r->dead[i] = 1;                    /* silent: its heartbeats stopped */
         done += answered[i] || r->dead[i];
+    }
     return done == el->view.n;
 }
 
@@ -381,6 +390,8 @@ static void coord_poll(struct round *r, struct probes *p, const uint8_t *answere
     struct pollfd pf[TR_POSIX_EL_CONNS + 2 + TR_EL_MAX_MEMBERS];
     int slot[TR_POSIX_EL_CONNS + 2 + TR_EL_MAX_MEMBERS];
     int wait = tr_posix_left_ms(end), np, i, nc;
+    if (wait > TR_POSIX_EL_SLICE_MS)
+        wait = TR_POSIX_EL_SLICE_MS;           /* the heartbeats may declare one dead */
     nc = tr_posix_el_poll_set(r->el, pf, slot, &wait, 1);
     np = probe_set(r, p, answered, pf, slot, nc, &wait);
     if (poll(pf, (nfds_t)np, wait) <= 0)
@@ -389,6 +400,36 @@ static void coord_poll(struct round *r, struct probes *p, const uint8_t *answere
     for (i = nc; i < np; i++)
         if (pf[i].revents)
             probe_done(r, p, TR_POSIX_EL_SLOT_OTHER - slot[i]);
+}
+
+/* The bars (tr_posix.h): each joiner of joins[0..n) admitted into epoch
+ * `next`; each member of the view ending that was admitted into it and is
+ * not among joins (dropped at once) barred, for twice as long as before. */
+static void bar_update(struct tr_posix_elastic *el, const struct tr_el_join *joins, unsigned n,
+                       uint32_t next)
+{
+    uint32_t k, now = tr_posix_clock_ms();
+    unsigned i;
+    for (k = 0; k < el->view.n; k++) {
+        uint32_t rank = el->view.m[k].rank;
+        int in = 0;
+        if (rank >= TR_POSIX_MAX_WORLD || el->admitted[rank] != el->view.epoch + 1u)
+            continue;
+        for (i = 0; i < n; i++)
+            in |= joins[i].rank == rank;
+        el->admitted[rank] = 0;
+        if (in) {
+            el->bar_ms[rank] = 0;              /* it came through */
+            continue;
+        }
+        el->bar_ms[rank] = el->bar_ms[rank] ? el->bar_ms[rank] * 2u : TR_POSIX_EL_BAR_MS;
+        if (el->bar_ms[rank] > TR_POSIX_EL_BAR_MAX_MS)
+            el->bar_ms[rank] = TR_POSIX_EL_BAR_MAX_MS;
+        el->bar_until[rank] = (now + el->bar_ms[rank]) | 1u;
+    }
+    for (i = 0; i < n; i++)
+        if ((joins[i].flags & TR_EL_JOINER) && joins[i].rank < TR_POSIX_MAX_WORLD)
+            el->admitted[joins[i].rank] = next + 1u;
 }
 
 /* Decides and tells everyone accepted: VIEW or ABORT. A joiner whose rank
@@ -410,6 +451,8 @@ static int coord_decide(struct round *r)
     if (verdict < 0)
         return tr_posix_fail(r->err, r->errlen, TR_ERR_PROTO,
                              "membership: rank %u could not decide (%d JOINs)", el->cfg.rank, n);
+    if (verdict == TR_EL_GO)
+        bar_update(el, joins, n, r->next.epoch);
     memset(m, 0, sizeof *m);
     m->type = verdict == TR_EL_GO ? TR_EL_VIEW : TR_EL_ABORT;
     m->token = el->cfg.job_token;
@@ -466,6 +509,8 @@ static int round_once(struct round *r)
     while (k < (int)el->view.n && tr_posix_left_ms(r->search_end) > 0) {
         if (k == el->index)
             return coordinate(r);
+        if (!r->dead[k] && tr_posix_beat_dead(el, el->view.m[k].rank))
+            r->dead[k] = 1;                    /* its heartbeats stopped: skip it */
         if (r->dead[k]) {
             k++;
             continue;

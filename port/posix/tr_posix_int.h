@@ -95,6 +95,7 @@ enum { TR_POSIX_EL_READING = 0, TR_POSIX_EL_PENDING = 1, TR_POSIX_EL_ACCEPTED = 
 #define TR_EL_ASK_DEAD   1             /* refused or unreachable: not there */
 #define TR_EL_ASK_CLOSED 2             /* closed unanswered */
 #define TR_EL_ASK_SILENT 3             /* took the JOIN, no answer in time */
+#define TR_POSIX_EL_SLICE_MS 50        /* the round's waits look at the heartbeats this often */
 
 void tr_posix_el_sleep(int ms);
 int  tr_posix_el_is_coord(const struct tr_posix_elastic *el);
@@ -106,7 +107,9 @@ void tr_posix_el_reply(const struct tr_posix_elastic *el, int *fd, uint32_t answ
 int  tr_posix_el_read_step(int fd, uint8_t *buf, size_t *got, size_t *total,
                            uint64_t token, struct tr_el_msg *m);
 int  tr_posix_el_dial(uint32_t addr, uint16_t port, int *fd);
-int  tr_posix_el_ask(const struct tr_posix_elastic *el, uint32_t addr, uint16_t port,
+/* rank: the original rank asked (its heartbeats' death ends the wait), or
+ * TR_EL_NO_RANK */
+int  tr_posix_el_ask(struct tr_posix_elastic *el, uint32_t rank, uint32_t addr, uint16_t port,
                      const struct tr_el_msg *m, uint32_t dial_end, uint32_t reply_end,
                      int *fd, struct tr_el_msg *reply);
 /* pending conns (and the listeners when `listeners`) into pf/slot, closing
@@ -119,5 +122,17 @@ void tr_posix_el_pump(struct tr_posix_elastic *el, const struct pollfd *pf, cons
                       int np);
 void tr_posix_el_redirect(struct tr_posix_elastic *el, uint32_t hint, int all);
 void tr_posix_el_master(struct tr_posix_elastic *el, int force);
+
+/* A joiner of original rank `rank` waits (tr_posix.h, bar_until). */
+int  tr_posix_el_barred(const struct tr_posix_elastic *el, uint32_t rank);
+
+/* tr_posix_beat.c: the heartbeat thread (tr_posix.h). init: defaults, no
+ * thread (el_init); view: el->view/index are new (starts the thread the
+ * first time; every member gets a full allowance); dead: the heartbeats
+ * declared original rank `rank` of the view dead; stop: joins the thread. */
+void tr_posix_beat_init(struct tr_posix_elastic *el);
+void tr_posix_beat_view(struct tr_posix_elastic *el);
+int  tr_posix_beat_dead(struct tr_posix_elastic *el, uint32_t rank);
+void tr_posix_beat_stop(struct tr_posix_elastic *el);
 
 #endif /* TR_POSIX_INT_H */

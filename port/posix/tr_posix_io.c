@@ -99,7 +99,8 @@ static int spin(void *ctx, struct pollfd *pf, int np)
 
 static int px_poll(void *ctx, unsigned want, uint32_t timeout_ms)
 {
-    struct pollfd pf[2];
+    struct tr_posix *px = ctx;
+    struct pollfd pf[3];
     int np = 0, peer, rc, idx[2];
     unsigned ready = 0;
     for (peer = TR_LEFT; peer <= TR_RIGHT; peer++) {
@@ -116,9 +117,15 @@ static int px_poll(void *ctx, unsigned want, uint32_t timeout_ms)
         pf[np].revents = 0;
         idx[np++] = peer;
     }
+    if (px->beat_on) {            /* readable: a member was declared dead */
+        pf[np].fd = px->beat_fd;
+        pf[np].events = POLLIN;
+        pf[np].revents = 0;
+    }
     rc = np && timeout_ms ? spin(ctx, pf, np) : 0;
     if (rc == 0)
-        rc = poll(pf, (nfds_t)np, timeout_ms > 0x7fffffffu ? -1 : (int)timeout_ms);
+        rc = poll(pf, (nfds_t)np + (px->beat_on ? 1u : 0u),
+                  timeout_ms > 0x7fffffffu ? -1 : (int)timeout_ms);
     if (rc < 0)
         return errno == EINTR ? 0 : TR_ERR_IO;
     for (rc = 0; rc < np; rc++) {
@@ -132,6 +139,10 @@ static int px_poll(void *ctx, unsigned want, uint32_t timeout_ms)
         if ((r & POLLOUT) && (want & TR_POLL_SEND(peer)))
             ready |= TR_POLL_SEND(peer);
     }
+    /* a member declared dead, and nothing left to move on the links: the
+     * ring is broken (to the membership round) */
+    if (!ready && px->beat_on && pf[np].revents)
+        return TR_ERR_TIMEOUT;
     return (int)ready;
 }
 

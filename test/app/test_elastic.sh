@@ -3,8 +3,9 @@
 # killed (SIGKILL) at random steps, each run compared bit for bit with its
 # replay (MR_DEBUG_DIE_AT kills the same rank right after the position the
 # survivors resumed from), two of five killed, a killed rank started again,
-# --min-ranks, a frozen rank, and Fashion-MNIST's accuracy after losing a
-# rank half-way. Usage: test_elastic.sh BUILD_DIR [TRIALS]. Prints the
+# --min-ranks, a frozen rank 0 and rank 1 (SIGSTOP: dropped by the
+# heartbeats, well before --timeout), and Fashion-MNIST's accuracy after
+# losing a rank half-way. Usage: test_elastic.sh BUILD_DIR [TRIALS]. Prints the
 # fault matrix and the recovery times it measured.
 set -u
 here=$(cd "$(dirname "$0")/../.." && pwd)
@@ -21,7 +22,7 @@ free_port() { "$B/test/app/free_port" "$@"; }   # [N]: N different ports
 
 # fault matrix
 F_INJECTED=0 F_FINISHED=0 F_HANGS=0 F_CRASHES=0 F_DIVERGED=0
-: > "$T/recovery.txt"
+: > "$T/recovery.txt"; : > "$T/kill.detection"
 
 # job NAME N ENVRANK ENVVAL FLAGS...: start N ranks of one job in the
 # background (rank ENVRANK gets the environment ENVVAL, e.g.
@@ -89,7 +90,7 @@ tally() {
   done < "$T/$name.st"
 }
 # the recovery times rank 0 of the new rings printed
-recovery_of() { cat "$T/$1".e* | sed -n 's/^elastic: recovery \([0-9.]*\) s.*/\1/p'; }
+recovery_of() { cat "$T/$1".e* | sed -n 's/^elastic: .*recovery \([0-9.]*\) s.*/\1/p'; }
 
 # --- 4 ranks, one killed at a random step; TRIALS trials over ranks and steps
 RANDOM=4242
@@ -101,6 +102,7 @@ for i in $(seq 1 "$TRIALS"); do
   kill -9 "$(child_of "$(pid_of "k$i" "$v")")" 2>/dev/null
   F_INJECTED=$((F_INJECTED + 1))
   wait_all "k$i"; tally "k$i" "$v"; recovery_of "k$i" >> "$T/recovery.txt"
+  cat "$T/k$i".e* | sed -n 's/^elastic: detection \([0-9.]*\) s.*/\1/p' >> "$T/kill.detection"
   pos=$(resumed_at "k$i")
   if survivors_agree "k$i" "$v"; then
     done_ok=$((done_ok + 1)); F_FINISHED=$((F_FINISHED + 1))
@@ -200,18 +202,64 @@ $TO 120 "$MR" --data "$T/d" --quiet --elastic --epochs 1 --batch 10 --checkpoint
 check "below --min-ranks: the checkpoint resumes on one rank (exit $st)" \
   sh -c "[ $st -eq 0 ] && grep -q 'resuming from' '$T/min.res.o'"
 
-# --- a frozen rank (SIGSTOP) is dropped after --timeout; the others finish
-job frz 3 -1 "" --epochs 1 --batch 10 --timeout 3
-wait_step frz 1 5; fp=$(child_of "$(pid_of frz 1)"); kill -STOP "$fp"
+# --- a frozen rank (SIGSTOP), rank 0 (the coordinator) and rank 1: the
+# heartbeats declare it dead and the others form the ring without it long
+# before --timeout 20 would (without them: about 2 x --timeout + 3 s, 43 s);
+# the others finish equal
+frozen() {   # frozen NAME VICTIM
+  local name=$1 v=$2 fp t0 t1 s0 s2 o1 o2 w=""
+  o1=$(( (v + 1) % 3 )); o2=$(( (v + 2) % 3 ))
+  job "$name" 3 -1 "" --epochs 1 --batch 10 --timeout 20
+  wait_step "$name" "$v" 5; fp=$(child_of "$(pid_of "$name" "$v")")
+  t0=$(date +%s%N); kill -STOP "$fp"
+  F_INJECTED=$((F_INJECTED + 1))
+  for _ in $(seq 400); do
+    grep -q "^elastic: view 1 .*rank $v left" "$T/$name.e$o1" "$T/$name.e$o2" 2>/dev/null && { w=$(( ($(date +%s%N) - t0) / 1000000 )); break; }
+    sleep 0.05
+  done
+  wait "$(pid_of "$name" "$o1")"; s0=$?; wait "$(pid_of "$name" "$o2")"; s2=$?
+  kill -CONT "$fp" 2>/dev/null; kill -9 "$fp" 2>/dev/null
+  wait_all "$name"; tally "$name" "$v"
+  echo "elastic: rank $v frozen: the ring without it $w ms after the SIGSTOP (--timeout 20)"
+  check "frozen rank $v: the others form the ring without it within 10 s of the SIGSTOP, half --timeout 20 (${w:-never} ms)" \
+    sh -c "[ -n '$w' ] && [ '${w:-0}' -lt 10000 ]"
+  check "frozen rank $v: ranks $o1 and $o2 finish (exit $s0, $s2) with equal hashes" \
+    sh -c "[ $s0 -eq 0 ] && [ $s2 -eq 0 ] && [ -n '$(final_of "$name" "$o1")' ] && [ '$(final_of "$name" "$o1")' = '$(final_of "$name" "$o2")' ]"
+  check "frozen rank $v: the recovery line reports the detection" \
+    grep -q "^elastic: detection [0-9.]* s (rank $v's last heartbeat" "$T/$name.e$o1" "$T/$name.e$o2"
+  [ $s0 -eq 0 ] && [ $s2 -eq 0 ] && F_FINISHED=$((F_FINISHED + 1))
+  cat "$T/$name".e* | sed -n 's/^elastic: detection \([0-9.]*\) s.*/\1/p' >> "$T/frz.detection"
+  recovery_of "$name" >> "$T/frz.recovery"
+}
+: > "$T/frz.detection"; : > "$T/frz.recovery"
+frozen frz0 0
+frozen frz1 1
+
+# --- a JOIN for a dead rank that never follows through (right token, a
+# port nothing listens on), sent again whenever the job closes it: each
+# admission costs a failed round (the new ring's links time out, 3 s), so
+# the coordinator bars that rank, 4 s and doubling, and the job trains
+# meanwhile (before: admitted again at once, the ring stalled ~3 s each
+# time, indefinitely)
+job fk 3 -1 "" --epochs 3 --batch 10 --timeout 20
+wait_step fk 2 5; kill -9 "$(child_of "$(pid_of fk 2)")" 2>/dev/null
 F_INJECTED=$((F_INJECTED + 1))
-wait "$(pid_of frz 0)"; s0=$?; wait "$(pid_of frz 2)"; s2=$?
-kill -CONT "$fp" 2>/dev/null; kill -9 "$fp" 2>/dev/null
-wait_all frz; tally frz 1
-check "frozen rank 1: ranks 0 and 2 finish (exit $s0, $s2) with equal hashes" \
-  sh -c "[ $s0 -eq 0 ] && [ $s2 -eq 0 ] && [ -n '$(final_of frz 0)' ] && [ '$(final_of frz 0)' = '$(final_of frz 2)' ]"
-check "frozen rank 1: rank 0 says it left" grep -q "rank 1 left" "$T/frz.e0"
-[ $s0 -eq 0 ] && [ $s2 -eq 0 ] && F_FINISHED=$((F_FINISHED + 1))
-recovery_of frz > "$T/frz.recovery"
+for _ in $(seq 400); do grep -q "rank 2 left" "$T"/fk.e* 2>/dev/null && break; sleep 0.05; done
+python3 "$here/test/app/fake_join.py" 127.0.0.1 "$(cat "$T/fk.port")" fk 2 150 > "$T/fk.fake" 2>&1 &
+fake=$!
+t0=$(date +%s)
+wait "$(pid_of fk 0)"; s0=$?; wait "$(pid_of fk 1)"; s1=$?
+el=$(( $(date +%s) - t0 ))
+kill "$fake" 2>/dev/null; wait "$fake" 2>/dev/null
+wait_all fk; tally fk 2
+adm=$(grep -c "accepted at" "$T/fk.fake")
+gap=$(awk '$2=="accepted" { if (n++) { g = $4 - p; if (m == "" || g < m) m = g } p = $4 } END { print m == "" ? 99 : m }' "$T/fk.fake")
+echo "elastic: a JOIN for dead rank 2 repeated: admitted $adm times, at least $gap s apart; the job ended ${el} s after the first"
+check "repeated JOIN of a dead rank: ranks 0 and 1 finish equal (exit $s0, $s1) within 90 s ($el s)" \
+  sh -c "[ $s0 -eq 0 ] && [ $s1 -eq 0 ] && [ $el -lt 90 ] && [ -n '$(final_of fk 0)' ] && [ '$(final_of fk 0)' = '$(final_of fk 1)' ]"
+check "repeated JOIN of a dead rank: admitted ($adm times), never twice within 5 s (${gap} s)" \
+  awk -v a="$adm" -v g="$gap" 'BEGIN { exit !(a >= 1 && g >= 5) }'
+[ $s0 -eq 0 ] && [ $s1 -eq 0 ] && F_FINISHED=$((F_FINISHED + 1))
 
 # --- Fashion-MNIST: 4 ranks, 1 epoch, one lost half-way: accuracy within 0.01
 fm=$(TR_NO_DOWNLOAD=1 bash "$here/tools/get-data.sh" 2>/dev/null)
@@ -239,6 +287,10 @@ fi
 # --- the fault matrix and the recovery times measured
 echo "elastic fault matrix: faults injected $F_INJECTED, jobs finished $F_FINISHED, hangs $F_HANGS, crashes $F_CRASHES, ranks that diverged $F_DIVERGED"
 sort -n "$T/recovery.txt" | awk '{ v[NR] = $1; s += $1 } END { if (NR) printf "elastic recovery after SIGKILL (failure to the next completed step): %d measured, median %.3f s, max %.3f s\n", NR, v[int((NR + 1) / 2)], v[NR] }'
-sort -n "$T/frz.recovery" | awk 'NR { print "elastic recovery after SIGSTOP (--timeout 3): " $1 " s" }'
+stats() { sort -n | awk -v what="$1" '{ v[NR] = $1 } END { if (NR) printf "%s: %d measured, median %.3f s, max %.3f s\n", what, NR, v[int((NR + 1) / 2)], v[NR] }'; }
+stats "elastic detection of a SIGKILLed rank (its last heartbeat to the lost ring)" < "$T/kill.detection"
+stats "elastic detection of a SIGSTOPped rank (its last heartbeat to the lost ring)" < "$T/frz.detection"
+stats "elastic recovery after that (to the next completed step)" < "$T/frz.recovery"
+cat "$T"/*.e* | awk '$1=="heartbeat-gap" && $5>m { m=$5 } END { printf "elastic heartbeats: the longest silence of a live member over all jobs %d ms (declared dead after 500)\n", m }'
 check "no hangs and no crashes among survivors ($F_HANGS, $F_CRASHES)" sh -c "[ $F_HANGS -eq 0 ] && [ $F_CRASHES -eq 0 ]"
 report elastic_app
