@@ -409,7 +409,7 @@ struct tr_posix_beat {
     uint8_t  prev_heard[TR_EL_MAX_MEMBERS]; /* and whether they beat */
 };
 
-/* Caller-owned state of one process's membership (about 33 KiB, most of it
+/* Caller-owned state of one process's membership (about 37 KiB, most of it
  * the pending connections). Fields are read-only for callers. */
 struct tr_posix_elastic {
     struct tr_posix_elastic_config cfg;  /* copied (table not used after start/find) */

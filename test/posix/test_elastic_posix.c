@@ -15,7 +15,8 @@
  *      sees it, the ring grows back to 4 (static table; and tcp:// with
  *      rank 0 restarted, which finds the master port at rank 1)
  *   4. below min_ranks: every survivor gets the ABORT, TR_EL_BELOW_MIN
- *   5. a SIGSTOPped rank is dropped after timeout_ms
+ *   5. a SIGSTOPped rank is dropped after timeout_ms, or at once once its
+ *      heartbeats stop
  *   6. the round's time on loopback when the OS reports the death
  * and: a second process for a live rank refused; two of five killed at
  * once and 15 ms apart; ranks 0 and 1 of 4 killed (the half without rank 0
@@ -72,6 +73,7 @@ struct job {
     uint16_t master_port;
     unsigned min_ranks;
     uint32_t timeout_ms, comm_ms;
+    uint32_t beat_ms;              /* tr_posix_elastic_config.beat_ms (0: heartbeats) */
     int      steps, step_ms;
     int      fresh;                /* find answered 0: start the job normally */
     uint32_t find_ms;              /* find's wait_ms (0: 5000) */
@@ -352,6 +354,7 @@ static void worker_config(const struct job *j, int orig, struct tr_posix_elastic
     }
     ec->min_ranks = j->min_ranks;
     ec->timeout_ms = j->timeout_ms;
+    ec->beat_ms = j->beat_ms;
     ec->handshake_ms = 1000;
     ec->spin_us = 0;
 }
@@ -930,34 +933,43 @@ static void case_split(void)
     scene_end(&s);
 }
 
-/* 5: a frozen (SIGSTOPped) rank accepts connects but never answers: it is
- * dropped after timeout_ms. */
-static void case_frozen(void)
+/* 5: a frozen (SIGSTOPped) rank accepts connects but never answers.
+ * Without heartbeats it is dropped after timeout_ms; with them (the
+ * default) its silence is noticed after 500 ms and the round skips it at
+ * once. */
+static void case_frozen(int beats)
 {
     static const int alive[3] = { 0, 1, 3 };
+    const char *name = beats ? "frozen rank 2, heartbeats" : "frozen rank 2, no heartbeats";
     struct scene s;
-    uint32_t ms, t0;
+    uint32_t ms, t0, dropped;
     scene_begin(&s, 4, 0);
     s.j.timeout_ms = 1500;
     s.j.comm_ms = 700;
+    s.j.beat_ms = beats ? 0 : TR_POSIX_BEAT_OFF;
     scene_start(&s);
-    TH_CHECK(wait_for(&s, R_READY, 4, 10000) == 4, "frozen: the ring did not form");
+    TH_CHECK(wait_for(&s, R_READY, 4, 10000) == 4, "%s: the ring did not form", name);
     sleep_ms(150);
     t0 = now_ms();
     kill_rank(&s, 2, SIGSTOP);
-    TH_CHECK(wait_for(&s, R_ROUND, 3, 10000) == 3, "frozen: not every other rank reformed");
-    check_round(&s, "frozen rank 2", alive, 3, 2, 1, 0, &ms);
-    printf("  frozen rank 2 (timeout_ms 1500, collective timeout 700 ms): dropped %u ms after "
-           "SIGSTOP, the round took %u ms\n", now_ms() - t0, ms);
-    TH_CHECK(ms >= 1300 && ms < 4000, "frozen: the round took %u ms, want about timeout_ms "
-             "(1500)", ms);
+    TH_CHECK(wait_for(&s, R_ROUND, 3, 10000) == 3, "%s: not every other rank reformed", name);
+    dropped = now_ms() - t0;
+    check_round(&s, name, alive, 3, 2, 1, 0, &ms);
+    printf("  %s (timeout_ms 1500, collective timeout 700 ms): dropped %u ms after SIGSTOP, "
+           "the round took %u ms\n", name, dropped, ms);
+    if (beats)
+        TH_CHECK(ms < 1000, "%s: the round took %u ms, want well under timeout_ms (1500)",
+                 name, ms);
+    else
+        TH_CHECK(ms >= 1300 && ms < 4000, "%s: the round took %u ms, want about timeout_ms "
+                 "(1500)", name, ms);
     kill(s.pid[2], SIGCONT);         /* it wakes up: the job went on without it */
     wait_for(&s, R_ERROR, 1, 8000);
     TH_CHECK(report_of(&s, R_ERROR, 2) && report_of(&s, R_ERROR, 2)->rc == TR_ERR_MISMATCH &&
              strstr(report_of(&s, R_ERROR, 2)->msg, "went on without it"),
-             "frozen rank 2 woken up: %s", report_of(&s, R_ERROR, 2) ?
+             "%s woken up: %s", name, report_of(&s, R_ERROR, 2) ?
              report_of(&s, R_ERROR, 2)->msg : "no report (want EXCLUDED)");
-    check_done(&s, "frozen rank 2", alive, 3);
+    check_done(&s, name, alive, 3);
     scene_end(&s);
 }
 
@@ -994,6 +1006,7 @@ int main(int argc, char **argv)
     case_strangers();
     case_below_min();
     case_split();
-    case_frozen();
+    case_frozen(0);
+    case_frozen(1);
     return th_report("posix-elastic");
 }
