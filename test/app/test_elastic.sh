@@ -135,7 +135,8 @@ F_INJECTED=$((F_INJECTED + 2))
 wait_all two; tally two 1 3; recovery_of two >> "$T/recovery.txt"
 if survivors_agree two 1 3; then pass; F_FINISHED=$((F_FINISHED + 1)); else
   fail "two of five killed: the three others finish equal"; fi
-check "two of five killed: rank 0 names both" sh -c "grep -q 'rank 1 left' '$T/two.e0' && grep -q 'rank 3 left' '$T/two.e0'"
+check "two of five killed: rank 0 names both (one round each, or one for both)" \
+  sh -c "grep -qE 'rank 1(, 3)? left' '$T/two.e0' && grep -qE 'rank (1, )?3 left' '$T/two.e0'"
 
 # --- one killed and started again with the same command line: it rejoins
 # (8 epochs: the job must outlast the new process's start on a loaded machine)
