@@ -90,7 +90,6 @@ static int config_check(const struct tr_train_config *c)
         (c->world > 1 && !c->tp) || sample_bytes_of(&c->model) == 0 ||
         c->algo < TR_ALGO_RING || c->algo > TR_ALGO_REDUCE_BCAST ||
         (c->grad_mode != TR_TRAIN_GRADS_FULL && c->grad_mode != TR_TRAIN_GRADS_BUCKET) ||
-        (c->grad_mode == TR_TRAIN_GRADS_BUCKET && c->elastic) ||
         !tr_codec_valid(c->compress) ||
         (c->compress != TR_CODEC_NONE && c->algo != TR_ALGO_RING) ||
         (c->average_every >= 2 && c->elastic) ||
@@ -268,6 +267,10 @@ uint64_t tr_train_config_hash(const struct tr_train *t)
         h = fnv64_u64(h, 0x434F4D5000000000ull + (uint64_t)c->compress);
     if (c->average_every >= 2)
         h = fnv64_u64(h, 0x4156470000000000ull + c->average_every);
+    /* an elastic run's recovery differs in the in-place mode (positions
+     * count buckets applied): its ranks must all be in it */
+    if (c->elastic && c->grad_mode == TR_TRAIN_GRADS_BUCKET)
+        h = fnv64_u64(h, 0x4255434B4554ull);
     return h;
 }
 
@@ -897,31 +900,41 @@ int tr_train_int_report(const struct tr_train *t, struct tr_train_report *rep, i
 }
 
 /* The gradients are averaged: SGD, count the step, report it. */
+/* Count the step as done (the gradients are applied): where training is,
+ * the epoch's sums, the phase that follows. */
+void tr_train_int_step_count(struct tr_train *t)
+{
+    struct tr_train_report *r = &t->last;
+    uint32_t every = t->cfg.sync_every;
+
+    t->step++;
+    t->global_step++;
+    t->stepped = 1;
+    t->bn_same = 0;           /* this rank's forward moved its BN statistics */
+    t->bk_partial = 0;
+    t->loss_sum += (double)r->loss * r->n;
+    t->correct += r->correct;
+    t->seen += r->n;
+    t->phase = every && t->global_step % every == 0 && t->step < t->steps ? PH_SYNC_GO : PH_STEP;
+    t->sync_due = t->phase == PH_SYNC_GO || t->step >= t->steps ||
+                  (t->cfg.max_steps && t->global_step >= t->cfg.max_steps);
+}
+
 static int step_finish(struct tr_train *t, struct tr_train_report *rep)
 {
     struct tr_model *m = &t->model;
     struct tr_train_report *r = &t->last;
-    uint32_t every = t->cfg.sync_every;
 
     t->comm_us += clock_us(t) - t->t0_us;
     if (t->cfg.grad_mode == TR_TRAIN_GRADS_BUCKET)
         t->sgd.started = 1;                /* applied bucket by bucket */
     else
         tr_sgd_step(&t->sgd, m->params, m->grads, m->momentum, m->n_params);
-    t->step++;
-    t->global_step++;
-    t->stepped = 1;
-    t->bn_same = 0;           /* this rank's forward moved its BN statistics */
-    t->loss_sum += (double)r->loss * r->n;
-    t->correct += r->correct;
-    t->seen += r->n;
+    tr_train_int_step_count(t);
     tr_train_int_report(t, rep, TR_TRAIN_STEP);
     rep->n = r->n;
     rep->loss = r->loss;
     rep->correct = r->correct;
-    t->phase = every && t->global_step % every == 0 && t->step < t->steps ? PH_SYNC_GO : PH_STEP;
-    t->sync_due = t->phase == PH_SYNC_GO || t->step >= t->steps ||
-                  (t->cfg.max_steps && t->global_step >= t->cfg.max_steps);
     if (t->cfg.elastic && t->change_flag > 0) {
         t->change_next = t->phase;    /* TR_TRAIN_CHANGE comes next */
         t->phase = PH_CHANGE;

@@ -217,9 +217,11 @@ struct tr_train_config {
      * no full gradient in the arena, one buffer of the largest bucket:
      * each bucket reduced and applied by SGD as soon as backward made it,
      * backward waiting meanwhile (boards). The same bits either way (not
-     * part of the configuration hash: ranks of both modes train together).
-     * Not with elastic (TR_ERR_INVAL). With momentum 0 the arena holds no
-     * momentum twin in either mode. */
+     * part of the configuration hash: ranks of both modes train together,
+     * except in elastic runs, whose recovery differs: a step lost after k
+     * of its buckets were applied counts as done, with k in the position,
+     * see tr_train_position). With momentum 0 the arena holds no momentum
+     * twin in either mode. */
     int      grad_mode;
     /* optional: a microsecond clock, to report the time spent in the
      * gradient allreduce (comm_us); NULL = not measured */
@@ -356,6 +358,9 @@ struct tr_train {
     /* the step's buckets (tr_model.h): started, arrived, one running */
     unsigned bk_sent, bk_done;
     int      bk_flight;
+    unsigned bk_partial;          /* elastic, in-place mode: a step lost
+                                   * part-way counted as done with this
+                                   * many buckets applied (0: none such) */
     /* elastic */
     int      source;              /* rank whose state the (re)start takes */
     int      holds_state;         /* 1: the state is that of global_step
@@ -459,7 +464,11 @@ int tr_train_reform(struct tr_train *t, int rank, int world, const struct tr_tra
  * (the JOIN's step field): 0 when it holds no state (a process that joins,
  * or one whose resync was cut), else 2 x global_step + 1, + 1 once the BN
  * average due after that step is done (or none is due). Ranks of one ring
- * are at most one collective apart; the round picks the furthest. */
+ * are at most one collective apart; the round picks the furthest. In the
+ * in-place mode (grad_mode TR_TRAIN_GRADS_BUCKET) that value x 17 + k,
+ * where k is the buckets applied of a step lost part-way (which counts as
+ * done: the layers not yet updated skip it), or 16 for a whole step, so
+ * the survivor with the most of the step applied is the furthest. */
 uint64_t tr_train_position(const struct tr_train *t);
 
 const struct tr_train_fault *tr_train_last_fault(const struct tr_train *t);

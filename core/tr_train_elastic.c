@@ -36,9 +36,13 @@ static void copy_floats(float *dst, const float *src, size_t n)
 
 uint64_t tr_train_position(const struct tr_train *t)
 {
+    uint64_t p;
     if (!t || !t->holds_state)
         return 0;
-    return 2u * t->global_step + 1u + (t->sync_due ? 0u : 1u);
+    p = 2u * t->global_step + 1u + (t->sync_due ? 0u : 1u);
+    if (t->cfg.grad_mode != TR_TRAIN_GRADS_BUCKET)
+        return p;
+    return p * 17u + (t->bk_partial ? t->bk_partial : 16u);
 }
 
 int tr_train_int_lost(struct tr_train *t, int what, int code, int rank)
@@ -47,8 +51,22 @@ int tr_train_int_lost(struct tr_train *t, int what, int code, int rank)
     switch (t->phase) {
     case PH_BACKWARD:
     case PH_GRADS:
-    case PH_FLAG:        /* SGD did not run: the buffers hold this step's forward */
-        t->bn_alt = 1;
+    case PH_FLAG:
+        if (t->cfg.grad_mode == TR_TRAIN_GRADS_BUCKET && (t->bk_done > 0 || t->phase == PH_FLAG)) {
+            /* in place, k buckets applied: the step counts as done (the
+             * layers not yet updated skip it); its forward's buffers are
+             * the step's own */
+            unsigned k = t->phase == PH_FLAG ? 0u : t->bk_done;
+            t->sgd.started = 1;
+            tr_train_int_step_count(t);
+            t->bk_partial = k < m->n_buckets ? k : 0u;
+            /* the residual of the buckets not applied (below bucket k-1's
+             * start) back as it was before the step's encoding */
+            if (t->res_copy && t->bk_partial)
+                copy_floats(t->residual, t->res_copy, m->bucket[k - 1].lo);
+            break;
+        }
+        t->bn_alt = 1;   /* SGD did not run: the buffers hold this step's forward */
         if (t->res_copy)  /* and the residual the step's encoding rewrote */
             copy_floats(t->residual, t->res_copy, m->n_params);
         break;
@@ -190,6 +208,7 @@ static int record_decode(struct tr_train *t)
     t->deal_step = (uint32_t)tr_get_le64(b + 64);
     t->sync_due = (flags & RE_SYNC_DUE) != 0;
     t->bn_same = (flags & RE_BN_SAME) != 0;
+    t->bk_partial = 0;                 /* the source's state, whole */
     redeal(t);
     return 0;
 }

@@ -51,6 +51,7 @@ void tr_train_int_start_encode(struct tr_train *t);   /* the first START_BYTES o
 void tr_train_int_fault(struct tr_train *t, int what, int code, int rank);   /* fill t->fault */
 int  tr_train_int_fail(struct tr_train *t, int what, int code, int rank);
 int  tr_train_int_report(const struct tr_train *t, struct tr_train_report *rep, int event);
+void tr_train_int_step_count(struct tr_train *t);   /* the step counts as done */
 void tr_train_int_epoch_reset(struct tr_train *t);
 int  tr_train_int_evaluate(struct tr_train *t);
 int  tr_train_int_bcast(struct tr_train *t, int phase, int what, void *buf, size_t bytes,

@@ -8,8 +8,13 @@
  *     with momentum 0.9 and 0, and end with equal BN statistics;
  *   - the trainer's arena: the query is what init uses, one byte less is
  *     TR_ERR_NOMEM; the in-place mode saves the gradient less its largest
- *     bucket; momentum 0 drops the momentum twin; elastic with the in-place
- *     mode is refused (TR_ERR_INVAL). */
+ *     bucket; momentum 0 drops the momentum twin;
+ *   - elastic in the in-place mode (docs/BUCKETS.md 6): rank 0 or 1 killed after
+ *     every few hundred bytes it sent, across whole steps; each time the
+ *     survivors hold bit-identical parameters, momentum and BN statistics
+ *     right after the resync and at the end, a replay of the same death ends
+ *     with the same bits, and some deaths leave survivors a step's part
+ *     apart (one with k buckets applied, another with more). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -195,18 +200,217 @@ static void test_arena(void)
                      np);
         }
         c.momentum = 0.9f;
-        c.grad_mode = TR_TRAIN_GRADS_BUCKET;
-        c.elastic = 1;
-        TH_CHECK(tr_train_arena_size(&c, &with) == TR_ERR_INVAL, "elastic + in-place refused");
-        c.elastic = 0;
         c.grad_mode = 2;
         TH_CHECK(tr_train_arena_size(&c, &with) == TR_ERR_INVAL, "grad_mode 2 refused");
     }
     free(t);
 }
 
+/* ---- elastic: a ring of 3, a rank dies after die_bytes, reform, go on */
+struct er {
+    struct sim_net net[4];
+    int cur, n0, world, reforms, partial_seen, resync_ok;
+    int victim;                   /* the rank that dies */
+    uint64_t want;                /* params of the survivor furthest into the step */
+    struct tr_train *t[3];
+    uint8_t *arena[3];
+    int live[3], idx[3], rc[3];
+};
+
+static int er_open(struct er *g, int64_t die_bytes, int victim)
+{
+    memset(g, 0, sizeof *g);
+    g->n0 = g->world = 3;
+    g->resync_ok = 1;
+    if (sim_init(&g->net[0], 3, 1 << 15) < 0)
+        return -1;
+    for (int k = 0; k < 3; k++) {
+        struct tr_train_config c;
+        size_t bytes;
+        config(&c, k, 3, 0.9f);
+        c.elastic = 1;
+        c.sync_every = 3;
+        c.grad_mode = TR_TRAIN_GRADS_BUCKET;
+        c.model.plan = k == 2 ? TR_PLAN_LEAN : TR_PLAN_FAST;
+        c.tp = &g->net[0].tp[k];
+        g->t[k] = calloc(1, sizeof *g->t[k]);
+        if (tr_train_arena_size(&c, &bytes) < 0 ||
+            posix_memalign((void **)&g->arena[k], TR_ARENA_ALIGN, bytes) ||
+            tr_train_init(g->t[k], &c, g->arena[k], bytes) < 0 || tr_train_begin(g->t[k], NULL, 0) < 0)
+            return -1;
+        g->live[k] = 1;
+        g->idx[k] = k;
+        g->rc[k] = TR_ERR_AGAIN;
+    }
+    g->victim = victim;
+    g->net[0].ep[victim].die_after = die_bytes;
+    return 0;
+}
+
+static void er_close(struct er *g)
+{
+    for (int k = 0; k < g->n0; k++) {
+        free(g->arena[k]);
+        free(g->t[k]);
+    }
+    for (int i = 0; i <= g->cur; i++)
+        sim_free(&g->net[i]);
+}
+
+static void er_reform(struct er *g)
+{
+    int n = 0, src = -1, order[3], partial = 0, differ = 0;
+    uint64_t best = 0, first = 0, far = 0;
+    struct sim_net *net;
+    /* the survivor with the greatest (step, buckets applied), first among
+     * equals, found without tr_train_position: its state is what all get */
+    for (int k = 0; k < g->n0; k++)
+        if (g->live[k] && g->idx[k] >= 0) {
+            const struct tr_train *t = g->t[k];
+            uint64_t key = t->global_step * 17u + (t->bk_partial ? t->bk_partial : 16u) + 1u;
+            if (key > far) {
+                far = key;
+                g->want = tr_train_hash(t->model.params, t->model.n_params);
+            }
+        }
+    for (int k = 0; k < g->n0; k++)
+        if (g->live[k] && g->idx[k] >= 0) {
+            uint64_t p = tr_train_position(g->t[k]);
+            if (src < 0 || p > best)
+                best = p, src = n;
+            differ |= n > 0 && p != first;
+            first = n ? first : p;
+            partial |= g->t[k]->bk_partial > 0;
+            order[n++] = k;
+        }
+    g->partial_seen |= partial && differ;
+    net = &g->net[++g->cur];
+    sim_init(net, n, 1 << 15);
+    for (int i = 0; i < n; i++) {
+        int k = order[i];
+        g->idx[k] = i;
+        tr_train_reform(g->t[k], i, n, &net->tp[i], src);
+        g->rc[k] = TR_ERR_AGAIN;
+    }
+    g->world = n;
+    g->reforms++;
+}
+
+/* after a reform, every member's state once it returned TR_TRAIN_START */
+static void er_check_resync(struct er *g)
+{
+    const struct tr_model *m0 = NULL;
+    for (int k = 0; k < g->n0; k++) {
+        const struct tr_model *m = &g->t[k]->model;
+        if (!g->live[k] || g->idx[k] < 0)
+            continue;
+        g->resync_ok &= tr_train_hash(m->params, m->n_params) == g->want;
+        if (!m0) {
+            m0 = m;
+            continue;
+        }
+        g->resync_ok &= memcmp(m->params, m0->params, m->n_params * 4) == 0 &&
+                        memcmp(m->momentum, m0->momentum, m->n_params * 4) == 0 &&
+                        memcmp(m->buffers, m0->buffers, m->n_buffers * 4) == 0;
+    }
+}
+
+static void er_run(struct er *g)
+{
+    int started = 0;
+    for (int rounds = 0; rounds < 2000000; rounds++) {
+        struct sim_net *net = &g->net[g->cur];
+        int busy = 0, lost = 0;
+        for (int k = 0; k < g->n0; k++) {
+            struct tr_train_report rep;
+            int i = g->idx[k], ev;
+            if (!g->live[k] || i < 0 || (g->rc[k] <= 0 && g->rc[k] != TR_ERR_AGAIN))
+                continue;
+            if (g->rc[k] == TR_TRAIN_LOST) {
+                lost++;
+                continue;
+            }
+            ev = g->rc[k] = tr_train_poll(g->t[k], &rep);
+            if (net->ep[i].dead && g->cur == 0 && k == g->victim) {
+                g->live[k] = 0;                /* the killed process */
+                continue;
+            }
+            if (ev == TR_TRAIN_LOST) {
+                sim_kill(net, i);
+                net->ep[i].dead = 0;
+            }
+            if (ev == TR_TRAIN_START && g->reforms > 0 && ++started == g->world) {
+                er_check_resync(g);
+                started = 0;
+            }
+            busy |= ev == TR_ERR_AGAIN || ev > 0;
+        }
+        if (!busy && lost == 0)
+            return;
+        if (!busy) {
+            started = 0;
+            er_reform(g);
+            continue;
+        }
+        net->now += 1;
+    }
+}
+
+static uint64_t er_hash(const struct er *g, int *same)
+{
+    uint64_t h = 0;
+    int first = 1;
+    *same = 1;
+    for (int k = 0; k < g->n0; k++) {
+        const struct tr_model *m = &g->t[k]->model;
+        uint64_t x;
+        if (!g->live[k])
+            continue;
+        x = tr_train_hash(m->params, m->n_params) ^ 3 * tr_train_hash(m->buffers, m->n_buffers) ^
+            7 * tr_train_hash(m->momentum, m->n_params);
+        *same &= g->rc[k] == 0 && (first || x == h);
+        h = x;
+        first = 0;
+    }
+    return h;
+}
+
+static void test_elastic(void)
+{
+    static struct er a, b;
+    int trials = 0, all_ok = 1, partial = 0, lost = 0;
+    for (int64_t die = 48000; die < 190000; die += 1777) {   /* after the start's broadcasts */
+        int same_a, same_b, ok, victim = (int)(die / 1777) % 2;
+        uint64_t ha, hb;
+        if (er_open(&a, die, victim) < 0 || er_open(&b, die, victim) < 0) {
+            TH_CHECK(0, "elastic ring open");
+            return;
+        }
+        er_run(&a);
+        er_run(&b);
+        ha = er_hash(&a, &same_a);
+        hb = er_hash(&b, &same_b);
+        ok = same_a && same_b && ha == hb && a.resync_ok && !a.live[victim] && a.reforms >= 1;
+        if (!ok)
+            fprintf(stderr, "  die after %lld bytes: survivors same %d, replay same %d, resync %d, "
+                    "reforms %d\n", (long long)die, same_a, ha == hb, a.resync_ok, a.reforms);
+        all_ok &= ok;
+        partial += a.partial_seen;
+        lost += a.reforms > 0;
+        trials++;
+        er_close(&a);
+        er_close(&b);
+    }
+    TH_CHECK(all_ok && lost == trials, "in-place elastic, %d deaths: survivors bit-identical after "
+             "the resync (the state of the one furthest into the step) and at the end, each "
+             "replay the same", trials);
+    TH_CHECK(partial > 0, "some deaths (%d of %d) left survivors a part of a step apart", partial,
+             trials);
+}
+
 int main(void)
 {
+    test_elastic();
     test_arena();
     test_rings();
     return th_report("train_buckets");
