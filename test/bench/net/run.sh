@@ -251,7 +251,7 @@ for n in worlds:
             b = base.get(o['name']) if o else None
             if o and b:
                 v = 100 * o['sps'] / b
-                print('net-efficiency N=%s %s: %.0f%% (%s: %.0f / %.0f unshaped samples/s%s)' % (
+                print('net-efficiency N=%s %s: %.1f%% (%s: %.0f / %.0f unshaped samples/s%s)' % (
                     n, label(link), v, o['name'], o['sps'], b, verdict(n, link, 'eff', v)))
             else:
                 print('net-efficiency N=%s %s: ? (no unshaped run of that setting)' % (n, label(link)))
