@@ -5,6 +5,7 @@
 #   make test       every host test (installs what it needs first)
 #   make bench      kernels, collectives and training, side by side with peers
 #   make cross      core (and ports, images) for Cortex-M4F, RISC-V and Cortex-M55, with sizes
+#   make dist       the Arduino, PlatformIO, ESP-IDF and Zephyr packages (port/dist)
 #
 # Each directory owns a fragment (*.mk) that adds its rules and appends to
 # TEST_TARGETS, BENCH_TARGETS and CROSS_TARGETS; this file only ties them up.
@@ -39,6 +40,7 @@ include test/fuzz/fuzz.mk
 include test/net/net.mk
 include test/bench/net/net.mk
 include test/chaos/chaos.mk
+include port/dist/dist.mk
 
 # Installs the system packages the tests need (apt-get; root or sudo).
 deps:

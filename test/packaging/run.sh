@@ -9,12 +9,14 @@
 #      CMake's core flags equal the Makefile's CORE_CFLAGS; find_package and
 #      pkg-config consumers build and run.
 #   4. The same for Cortex-M4F with an arm-none-eabi toolchain file: the
-#      find_package consumer and the Arduino layout (src/) run under
+#      find_package consumer and the Arduino package run under
 #      qemu-system-arm and print the host's losses bit for bit.
-#   5. library.json, library.properties, idf_component.yml, zephyr/module.yml
-#      and both Kconfig files; the Zephyr module and the ESP-IDF component run
-#      against stand-ins for the functions they call, and what they register
-#      is built.
+#   5. The packages `make dist` writes in a clean clone of that repository
+#      (Arduino, PlatformIO, ESP-IDF, Zephyr): library.json,
+#      library.properties, idf_component.yml, zephyr/module.yml and both
+#      Kconfig files; the Zephyr module and the ESP-IDF component run against
+#      stand-ins for the functions they call, and what they register is
+#      built. The Arduino package is the one step 4 builds.
 # usage: run.sh OUTDIR, with from the Makefile: TR_CORE_CFLAGS, TR_HOST_ARCH, TR_M4_ARCH,
 # TR_BOARD_SOURCES, TR_LWIP_DIR, TR_LWIP_SOURCES, TR_QEMU. Suite "packaging".
 . "$(dirname "$0")/../lib.sh"
@@ -94,8 +96,8 @@ check "FetchContent: a repository with the working tree in it" \
 check "FetchContent: host consumer builds" \
   step fetch consumer fetch -DTR_CONSUME=fetch -DCMAKE_BUILD_TYPE=Release \
     -DTR_GIT_REPOSITORY="$out/src.git" -DTR_GIT_TAG="$snap"
-check "FetchContent: the fetched sources are the checkout's (core/, port/, cmake/)" \
-  sh -c 'for d in core port cmake CMakeLists.txt; do diff -r "$1/$d" "$2/$d" || exit 1; done' \
+check "FetchContent: the fetched sources are the checkout's (core/, port/, CMakeLists.txt)" \
+  sh -c 'for d in core port CMakeLists.txt; do diff -r "$1/$d" "$2/$d" || exit 1; done' \
   _ "$root" "$out/fetch/_deps/tinyring-src"
 "$out/fetch/consumer" >"$out/fetch.out" 2>&1
 check "FetchContent: same losses and parameters as add_subdirectory" same "$out/host.out" "$out/fetch.out"
@@ -148,44 +150,52 @@ check "find_package: the image runs under qemu-system-arm mps2-an386" \
   qemu_run "$out/package-m4/consumer.elf" "$out/m4.out"
 check "find_package: Cortex-M4F losses and parameters equal the host's bit for bit" \
   same "$out/host.out" "$out/m4.out"
-check "Arduino: src/ forwards to exactly core/*.c and core/*.h (cmake/arduino-src.cmake)" \
-  step arduino-src cmake -DCHECK=1 -P "$root/cmake/arduino-src.cmake"
+# the packages, from a clean checkout of the repository step 2 made
+dist=$out/clean-build/dist
+check "make dist in a clean clone writes the Arduino, PlatformIO, ESP-IDF and Zephyr packages" \
+  step dist sh -c 'git clone -q -b snapshot "$1" "$2" && make -C "$2" --no-print-directory dist BUILD="$3" &&
+      for p in arduino/tinyring/library.properties platformio/tinyring/library.json \
+          esp-idf/tinyring/idf_component.yml zephyr/tinyring/zephyr/module.yml; do
+        [ -f "$3/dist/$p" ] || { echo "no $p"; exit 1; }; done' _ "$out/src.git" "$out/clean" "$out/clean-build"
+check "Arduino: the package's src/ holds exactly core/*.c and core/*.h" \
+  sh -c '[ "$(cd "$1/src" && ls)" = "$(cd "$2/core" && ls *.c *.h | sort)" ]' _ "$dist/arduino/tinyring" "$root"
 check "Arduino: src/ built as the IDE does (only src/ on the path, gnu11 -Os, no tinyring flags)" \
-  step arduino-m4 consumer arduino-m4 -DTR_CONSUME=arduino -DCMAKE_TOOLCHAIN_FILE="$tc" \
+  step arduino-m4 consumer arduino-m4 -DTR_CONSUME=arduino -DTR_PACKAGE_DIR="$dist/arduino/tinyring" \
+    -DCMAKE_TOOLCHAIN_FILE="$tc" \
     -DCMAKE_BUILD_TYPE=MinSizeRel -DCMAKE_C_STANDARD=11 "-DTR_BOARD_SOURCES=$board_sources"
 check "Arduino: the image runs under QEMU" qemu_run "$out/arduino-m4/consumer.elf" "$out/arduino.out"
 check "Arduino: losses and parameters equal the host's bit for bit" same "$out/host.out" "$out/arduino.out"
 
 # 5. the other ecosystems' descriptions
 check "library.json (PlatformIO): JSON, version, core's flags, srcFilter selects core/*.c, paths exist" \
-  "$py" "$here/checks.py" pio "$root" "$version" "$flags"
+  "$py" "$here/checks.py" pio "$dist/platformio/tinyring" "$version" "$flags"
 check "library.properties (Arduino 1.5): fields, version, category, includes exists" \
-  "$py" "$here/checks.py" arduino "$root" "$version"
+  "$py" "$here/checks.py" arduino "$dist/arduino/tinyring" "$version"
 check "idf_component.yml: YAML, version, files patterns name existing directories" \
-  "$py" "$here/checks.py" idf "$root" "$version"
+  "$py" "$here/checks.py" idf "$dist/esp-idf/tinyring" "$version"
 check "zephyr/module.yml: YAML, build.cmake and build.kconfig exist" \
-  "$py" "$here/checks.py" zephyr "$root"
+  "$py" "$here/checks.py" zephyr "$dist/zephyr/tinyring"
 check "Kconfig, zephyr/Kconfig: kconfiglib parses them; transport none by default, lwIP selectable" \
-  "$py" "$here/checks.py" kconfig "$root" "$out"
+  "$py" "$here/checks.py" kconfig "$dist/zephyr/tinyring" "$out"
 check "ESP-IDF: early requirement expansion (cmake -P) runs the component file; requires lwip" \
   sh -c 'cmake -DTR_SOURCE_DIR="$1" -DTR_RECORD="$2" -P "$3" && grep -qx "PRIV_REQUIRES=lwip" "$2"' \
-  _ "$root" "$out/idf-early.txt" "$here/mock/esp-idf/early.cmake"
-# standin NAME DIR ARGS...: configure and build a stand-in project (DIR) for
-# tinyring's NAME description, with kconfiglib's CONFIG_ values; the sources
-# it registers are listed in $out/NAME.txt
+  _ "$dist/esp-idf/tinyring" "$out/idf-early.txt" "$here/mock/esp-idf/early.cmake"
+# standin NAME PACKAGE DIR ARGS...: configure and build a stand-in project
+# (DIR) for the package `make dist` wrote as PACKAGE, with kconfiglib's
+# CONFIG_ values (NAME); the sources it registers are listed in $out/NAME.txt
 standin() {
-  local name=$1 dir=$2; shift 2
-  cmake -S "$dir" -B "$out/$name" -DTR_SOURCE_DIR="$root" -DTR_CONFIG="$out/$name.cmake" \
+  local name=$1 pkg=$2 dir=$3; shift 3
+  cmake -S "$dir" -B "$out/$name" -DTR_SOURCE_DIR="$dist/$pkg/tinyring" -DTR_CONFIG="$out/$name.cmake" \
     -DTR_RECORD="$out/$name.txt" "$@" && cmake --build "$out/$name" -j2
 }
 lwip_inc="$TR_LWIP_DIR/src/include;$root/port/lwip"
 check "ESP-IDF: the component (lwIP transport) registers and builds against a stand-in" \
-  step idf standin idf "$here/mock/esp-idf" "-DTR_LWIP_INCLUDE=$lwip_inc"
+  step idf standin idf esp-idf "$here/mock/esp-idf" "-DTR_LWIP_INCLUDE=$lwip_inc"
 check "ESP-IDF: registered sources are core/*.c and port/lwip/*.c" \
-  "$py" "$here/checks.py" registered "$out/idf.txt" "$root" 1
+  "$py" "$here/checks.py" registered "$out/idf.txt" "$dist/esp-idf/tinyring" 1
 check "Zephyr: the module (lwIP transport) registers and builds against stand-ins" \
-  step zephyr standin zephyr "$here/mock/zephyr" "-DTINYRING_LWIP_INCLUDE_DIRS=$lwip_inc"
+  step zephyr standin zephyr zephyr "$here/mock/zephyr" "-DTINYRING_LWIP_INCLUDE_DIRS=$lwip_inc"
 check "Zephyr: registered sources are core/*.c and port/lwip/*.c" \
-  "$py" "$here/checks.py" registered "$out/zephyr.txt" "$root" 1
+  "$py" "$here/checks.py" registered "$out/zephyr.txt" "$dist/zephyr/tinyring" 1
 
 report packaging

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# port/dist/dist.sh ROOT OUT: `make dist`. Writes one package per ecosystem
+# into OUT, each a directory named tinyring holding that ecosystem's manifest
+# at its root and the sources it needs, copied from the one tree:
+#   OUT/arduino/tinyring     Arduino library 1.5: library.properties, src/
+#                            (core/*.c and core/*.h: the IDE compiles src/ only)
+#   OUT/platformio/tinyring  PlatformIO: library.json, core/, port/posix, port/lwip
+#   OUT/esp-idf/tinyring     ESP-IDF component: CMakeLists.txt (the root's, its
+#                            ESP_PLATFORM branch), idf_component.yml, Kconfig,
+#                            core/, port/lwip, the CMake helpers
+#   OUT/zephyr/tinyring      Zephyr module: zephyr/module.yml, zephyr/CMakeLists.txt,
+#                            zephyr/Kconfig, Kconfig, core/, port/lwip, the CMake helpers
+# Each also gets LICENSE and README.md. Nothing here edits a source: the
+# packages hold the files of the checkout as they are.
+set -eu
+root=$1
+out=$2
+dist=$root/port/dist
+rm -rf "$out"
+# put DEST FILE...: copy FILEs (paths relative to the root) into DEST keeping
+# their relative paths
+put() {
+  local dest=$1; shift
+  (cd "$root" && for f in "$@"; do mkdir -p "$dest/$(dirname "$f")"; cp "$f" "$dest/$f"; done)
+}
+common() { put "$1" LICENSE README.md; }
+srcs() { (cd "$root" && ls "$@"); }
+
+a=$out/arduino/tinyring
+mkdir -p "$a/src"
+cp "$dist/arduino/library.properties" "$a/"
+cp "$root"/core/*.h "$a/src/"
+# the IDE passes no flags from a library: each .c first turns floating-point
+# contraction off, as -ffp-contract=off does in every other build
+for c in "$root"/core/*.c; do
+  { printf '#if defined(__clang__)\n#pragma clang fp contract(off)\n#elif defined(__GNUC__)\n'
+    printf '#pragma GCC optimize("fp-contract=off")\n#endif\n'
+    cat "$c"; } >"$a/src/$(basename "$c")"
+done
+common "$a"
+
+p=$out/platformio/tinyring
+mkdir -p "$p"
+cp "$dist/platformio/library.json" "$p/"
+put "$p" $(srcs core/*.c core/*.h port/posix/*.c port/posix/*.h port/posix/README.md \
+  port/lwip/*.c port/lwip/*.h port/lwip/arch/*.h port/lwip/README.md)
+common "$p"
+
+cmake_helpers=$(srcs port/dist/cmake/*)
+e=$out/esp-idf/tinyring
+mkdir -p "$e"
+cp "$dist/esp-idf/idf_component.yml" "$dist/Kconfig" "$e/"
+put "$e" CMakeLists.txt $cmake_helpers $(srcs core/*.c core/*.h port/lwip/*.c port/lwip/*.h \
+  port/lwip/arch/*.h)
+common "$e"
+
+z=$out/zephyr/tinyring
+mkdir -p "$z/zephyr"
+cp "$dist"/zephyr/* "$z/zephyr/"
+cp "$dist/Kconfig" "$z/"
+put "$z" $cmake_helpers $(srcs core/*.c core/*.h port/lwip/*.c port/lwip/*.h port/lwip/arch/*.h)
+common "$z"
+echo "dist: $(cd "$out" && ls -d */tinyring | tr '\n' ' ')in $out"
