@@ -44,7 +44,7 @@ include port/dist/dist.mk
 
 # Installs the system packages the tests need (apt-get; root or sudo).
 deps:
-	@bash tools/deps.sh
+	@bash test/tools/deps.sh
 
 # Every test target runs even if one fails; the summary line counts them all.
 test: deps
@@ -56,7 +56,7 @@ test: deps
 # packages. Not fatal: without root, the benchmarks leave out the peers
 # they cannot run, and say so.
 bench-deps:
-	-@bash tools/deps.sh tools/apt-packages.txt tools/apt-packages-bench.txt
+	-@bash test/tools/deps.sh test/tools/apt-packages.txt test/tools/apt-packages-bench.txt
 
 bench: $(BENCH_TARGETS)
 $(BENCH_TARGETS): bench-deps

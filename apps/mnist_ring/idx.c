@@ -265,7 +265,7 @@ int mr_idx_find(const char *dir, const char *split, char *img_path, char *lbl_pa
     if (find_one(dir, name, img_path, pathlen) != 0) {
         snprintf(err, errlen,
                  "%s: no %s[.gz] here nor in %s/MNIST/raw or %s/FashionMNIST/raw "
-                 "(run tools/get-data.sh, or see README: bring your own MNIST)",
+                 "(run apps/mnist_ring/get-data.sh, or see README: bring your own MNIST)",
                  dir, name, dir, dir);
         return TR_ERR_IO;
     }

@@ -42,7 +42,7 @@ RUN_FLAGS ?= --nproc 4 --epochs 12
 
 # make run: build, get the data, 4 local ranks for about two minutes.
 run: $(BUILD)/mnist_ring
-	@data=$$(bash tools/get-data.sh) || exit 1; mkdir -p $(RUN_DIR); \
+	@data=$$(bash apps/mnist_ring/get-data.sh) || exit 1; mkdir -p $(RUN_DIR); \
 	  plot=; if command -v gnuplot >/dev/null; then plot="--plot $(RUN_DIR)/curves.png"; fi; \
 	  cmd="$(BUILD)/mnist_ring --data $$data $(RUN_FLAGS) --metrics $(RUN_DIR)/metrics.csv --save-model $(RUN_DIR)/model.trm $$plot"; \
 	  echo "$$cmd"; $$cmd

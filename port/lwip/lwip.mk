@@ -1,7 +1,7 @@
 # port/lwip: the transport over lwIP's raw TCP API (NO_SYS=1), and lwIP itself.
 #
 # lwIP is not vendored: LWIP_DIR is an lwIP 2.1 source tree. The default,
-# third_party/lwip (gitignored), is fetched on first use by tools/get-lwip.sh
+# third_party/lwip (gitignored), is fetched on first use by port/lwip/get-lwip.sh
 # from Debian's source package. Point LWIP_DIR elsewhere to use your own tree.
 #
 # For firmware builds (apps/board_mps2) these are meant to be reused as-is
@@ -33,7 +33,7 @@ TR_LWIP_CFLAGS := -std=c99 -Wall -Wextra -Werror -pedantic -O2 -g -Icore $(LWIP_
 LWIP_HOST_CFLAGS := -std=gnu99 -O2 -g -w $(LWIP_INCLUDES)
 
 $(LWIP_STAMP):
-	bash tools/get-lwip.sh $(abspath $(LWIP_DIR))
+	bash port/lwip/get-lwip.sh $(abspath $(LWIP_DIR))
 $(LWIP_CORE_SRCS): | $(LWIP_STAMP) ;
 
 LWIP_HOST_OBJS := $(LWIP_CORE_SRCS:$(LWIP_DIR)/src/%.c=$(BUILD)/lwip/host/%.o)

@@ -59,7 +59,7 @@ if command -v strace >/dev/null; then
   check "1-step 2-rank run: $calls recvfrom calls in all (< 2000: no busy loop at exit)" \
     test -n "$calls" -a "${calls:-999999}" -lt 2000
 else
-  fail "strace not installed (tools/apt-packages.txt)"
+  fail "strace not installed (test/tools/apt-packages.txt)"
 fi
 
 # --- 1, 2, 4 ranks: identical params on every rank after every step; loss falls
@@ -401,7 +401,7 @@ if command -v gnuplot >/dev/null; then
 fi
 
 # --- end to end on Fashion-MNIST: 2 ranks, 1 epoch, test accuracy >= 0.80
-fm=$(TR_NO_DOWNLOAD=1 bash "$here/tools/get-data.sh" 2>/dev/null)
+fm=$(TR_NO_DOWNLOAD=1 bash "$here/apps/mnist_ring/get-data.sh" 2>/dev/null)
 if [ -n "$fm" ]; then
   $TO 300 "$MR" --data "$fm" --nproc 2 --epochs 1 --save-model "$T/fm.trm" >"$T/fm.out" 2>"$T/fm.err"
   st=$?
@@ -419,7 +419,7 @@ if [ -n "$fm" ]; then
     echo "app: skipped the PyTorch model-file check (no python3-torch)"
   fi
 else
-  fail "no Fashion-MNIST (tools/get-data.sh)"
+  fail "no Fashion-MNIST (apps/mnist_ring/get-data.sh)"
 fi
 
 report app

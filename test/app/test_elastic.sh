@@ -265,7 +265,7 @@ check "repeated JOIN of a dead rank: admitted ($adm times), never twice within 5
 [ $s0 -eq 0 ] && [ $s1 -eq 0 ] && F_FINISHED=$((F_FINISHED + 1))
 
 # --- Fashion-MNIST: 4 ranks, 1 epoch, one lost half-way: accuracy within 0.01
-fm=$(TR_NO_DOWNLOAD=1 bash "$here/tools/get-data.sh" 2>/dev/null)
+fm=$(TR_NO_DOWNLOAD=1 bash "$here/apps/mnist_ring/get-data.sh" 2>/dev/null)
 if [ -n "$fm" ]; then
   acc() { awk '$1=="epoch" && $2=="1/1" && $3=="loss" { print $13 }' "$1"; }
   $TO 600 "$MR" --data "$fm" --nproc 4 --epochs 1 --quiet >"$T/fm.full" 2>"$T/fm.full.e"
@@ -284,7 +284,7 @@ if [ -n "$fm" ]; then
     awk -v a="$a" -v b="$b" 'BEGIN { d = a - b; exit !(a != "" && b != "" && d <= 0.01) }'
   survivors_agree fm 3 && F_FINISHED=$((F_FINISHED + 1))
 else
-  fail "no Fashion-MNIST (tools/get-data.sh)"
+  fail "no Fashion-MNIST (apps/mnist_ring/get-data.sh)"
 fi
 
 # --- the fault matrix and the recovery times measured

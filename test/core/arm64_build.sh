@@ -9,7 +9,7 @@ cflags=$1; shift
 CLANG=${CLANG:-clang}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 if ! command -v "$CLANG" >/dev/null; then
-  fail "$CLANG not installed (tools/apt-packages.txt lists clang)"
+  fail "$CLANG not installed (test/tools/apt-packages.txt lists clang)"
   report core_arm64; exit 1
 fi
 check "the AArch64 target has NEON" sh -c \

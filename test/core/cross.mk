@@ -176,7 +176,7 @@ TEST_TARGETS += test-core-isa
 .PHONY: test-core-a64
 test-core-a64: $(A64_TEST_BINS)
 	@mkdir -p $(TR_RESULTS)
-	@command -v qemu-aarch64 >/dev/null || { echo "FAILED: qemu-aarch64 missing (tools/apt-packages.txt installs it)"; exit 1; }
+	@command -v qemu-aarch64 >/dev/null || { echo "FAILED: qemu-aarch64 missing (test/tools/apt-packages.txt installs it)"; exit 1; }
 	@st=0; for t in $(A64_TEST_BINS); do \
 	  timeout 600 qemu-aarch64 $$t test/fixtures || { echo "FAILED: $$t"; st=1; }; done; exit $$st
 

@@ -37,7 +37,7 @@ for var in "$@"; do
     run=
     if [ "$isa" = host-a64 ]; then
       run=qemu-aarch64
-      command -v $run >/dev/null || { fail "$run missing (tools/apt-packages.txt installs it)"; continue; }
+      command -v $run >/dev/null || { fail "$run missing (test/tools/apt-packages.txt installs it)"; continue; }
     fi
     check "$isa $var: the host twin on core built for $isa prints the same lines" \
       bash -c '$1 "$2" | grep -v "^#" | cmp -s - "$3"' _ "$run" "$twin" "$out/host-$var.cmp"
@@ -47,7 +47,7 @@ for var in "$@"; do
     check "$t $var: image linked" test -s "$elf"
     q=$(cross_qemu_bin $t)
     if ! command -v "$q" >/dev/null; then
-      fail "$q missing (tools/apt-packages.txt installs it)"
+      fail "$q missing (test/tools/apt-packages.txt installs it)"
       continue
     fi
     [ -s "$elf" ] || continue

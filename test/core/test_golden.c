@@ -1,4 +1,4 @@
-/* test_golden: the seed ConvNet against PyTorch (tools/torch_golden.py wrote
+/* test_golden: the seed ConvNet against PyTorch (test/core/torch_golden.py wrote
  * test/fixtures/convnet_golden.bin; torch is not needed here).
  *
  * Checked, for a fixed batch of 8 from tr_model_init_params(42), with both

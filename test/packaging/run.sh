@@ -27,7 +27,7 @@ py=/usr/bin/python3
 unset CFLAGS LDFLAGS CMAKE_PREFIX_PATH
 rm -rf "$out"
 mkdir -p "$out"
-command -v cmake >/dev/null || bash "$root/tools/deps.sh"
+command -v cmake >/dev/null || bash "$root/test/tools/deps.sh"
 
 # step NAME CMD...: run CMD with its output in $out/NAME.log; on failure show
 # the log's tail

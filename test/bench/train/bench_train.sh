@@ -22,7 +22,7 @@ STEPS=${STEPS:-150}
 WARMUP=5         # steps not timed, ours and the peer's (torch_seed002.py starts its clock at step 5)
 ROUNDS=${ROUNDS:-2}
 PEER=${TORCH_PEER:-$here/../shared/bench/torch_seed002.py}
-data=$(bash "$here/tools/get-data.sh") || exit 1
+data=$(bash "$here/apps/mnist_ring/get-data.sh") || exit 1
 T=$(mktemp -d /tmp/tr_bench_train.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 mkdir -p "$B/bench"

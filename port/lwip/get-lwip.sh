@@ -2,7 +2,7 @@
 # Fetches lwIP 2.1 from Debian's source package (apt-get source lwip) and
 # unpacks it into third_party/lwip (gitignored; never committed).
 #
-#   tools/get-lwip.sh [DEST]     DEST defaults to third_party/lwip
+#   port/lwip/get-lwip.sh [DEST]     DEST defaults to third_party/lwip
 #
 # Idempotent: does nothing when DEST already holds an lwIP 2.1 tree. Needs
 # dpkg-dev (dpkg-source) and a deb-src entry for the Debian archive; when apt
@@ -10,7 +10,7 @@
 # (deb822 .sources files and one-line .list files alike) and runs
 # apt-get update. Root (or sudo) is needed only for that step.
 set -euo pipefail
-here=$(cd "$(dirname "$0")/.." && pwd)
+here=$(cd "$(dirname "$0")/../.." && pwd)
 dest=${1:-$here/third_party/lwip}
 
 is_lwip21() {
@@ -47,7 +47,7 @@ add_deb_src() {
     lines=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
             sed -n -E 's/^[[:space:]]*deb[[:space:]]+/deb-src /p' | sort -u || true)
     if [ -n "$lines" ]; then
-      printf '# added by tinyring tools/get-lwip.sh\n%s\n' "$lines" | $SUDO tee "$list" >/dev/null
+      printf '# added by tinyring port/lwip/get-lwip.sh\n%s\n' "$lines" | $SUDO tee "$list" >/dev/null
       changed=1
     fi
   fi

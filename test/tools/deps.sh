@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the Debian packages listed in tools/apt-packages.txt (or in the
+# Installs the Debian packages listed in test/tools/apt-packages.txt (or in the
 # lists given: deps.sh LIST...) that are not installed yet (apt-get; needs
 # root or sudo). Quiet and quick when all are there.
 set -euo pipefail

@@ -12,7 +12,7 @@ test/fixtures/convnet_golden.bin:
   b_*     after 3 SGD steps, lr 0.05, momentum 0.9, weight_decay 0.01, nesterov
 
 Format: b"TRGOLD1\\n", then records: u8 name length, name, u32 count, count
-float32, all little-endian. Run: /usr/bin/python3 tools/torch_golden.py
+float32, all little-endian. Run: /usr/bin/python3 test/core/torch_golden.py
 """
 import os
 import struct
@@ -153,7 +153,7 @@ def main():
         with torch.no_grad():
             rec.append((tag + "_eval_logits", model(x).reshape(-1)))
 
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     path = os.path.join(root, "test", "fixtures", "convnet_golden.bin")
     with open(path, "wb") as f:
         f.write(b"TRGOLD1\n")

@@ -9,7 +9,7 @@
 #      sudo), used from /usr/share/datasets/fashion-mnist.
 # It always says which data set it found.
 set -euo pipefail
-here=$(cd "$(dirname "$0")/.." && pwd)
+here=$(cd "$(dirname "$0")/../.." && pwd)
 data=${TR_DATA:-$here/data}
 names="train-images-idx3-ubyte train-labels-idx1-ubyte t10k-images-idx3-ubyte t10k-labels-idx1-ubyte"
 
