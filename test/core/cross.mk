@@ -6,7 +6,7 @@
 #   test-cross   the images run under QEMU (mps2-an386, virt, mps3-an547)
 #                and must print exactly what the host twin prints
 #   board-cycles instructions per training sample on the three targets
-#                (apps/board_mps2/cycles.sh; the target lives in board.mk)
+#                (apps/board_mps2/tools/cycles.sh; the target lives in board.mk)
 #
 # An image is named by its variant C1-C2-BATCH-STEPS-CHECKS[-PLAN]: the
 # net's channels, the micro-batch, the training steps, whether the GEMM and

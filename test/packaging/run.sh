@@ -61,7 +61,7 @@ same() {
 desc=$(cmake -P "$here/describe.cmake" 2>&1)
 version=$(sed -n 's/^version //p' <<<"$desc")
 flags=$(sed -n 's/^flags //p' <<<"$desc")
-check "cmake/tinyring-sources.cmake reads the version from core/tinyring.h ($version)" \
+check "port/dist/cmake/tinyring-sources.cmake reads the version from core/tinyring.h ($version)" \
   sh -c 'maj=${1%%.*}; min=${1#*.}; min=${min%%.*}; [ "$1" = "$maj.$min.0" ] &&
     grep -Eq "^#define TR_VERSION_MAJOR +$maj\$" "$2" && grep -Eq "^#define TR_VERSION_MINOR +$min\$" "$2"' \
   _ "$version" "$root/core/tinyring.h"
