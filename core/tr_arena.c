@@ -1,4 +1,5 @@
 /* tinyring: arena carving. */
+#include "tr_config.h"   /* first: limits and the float guard */
 #include "tr_arena.h"
 #include "tr_error.h"
 

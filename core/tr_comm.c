@@ -1,6 +1,7 @@
 /* tinyring: communicator setup, the progress dispatch, the blocking loop and
  * fault reporting. Hello is in tr_comm_hello.c, the byte engine in
  * tr_comm_engine.c, each collective's shape in its own file. */
+#include "tr_config.h"   /* first: limits and the float guard */
 #include "tr_comm_internal.h"
 #include "tr_error.h"
 

@@ -16,6 +16,7 @@
 #define TR_COMM_H
 
 #include <stddef.h>
+#include "tr_config.h"
 #include <stdint.h>
 #include "tr_transport.h"
 
@@ -46,8 +47,8 @@ enum tr_phase {
     TR_PHASE_BARRIER
 };
 
-/* tr_comm_config.timeout_ms where it is 0 */
-#define TR_COMM_DEFAULT_TIMEOUT_MS 30000u
+/* tr_comm_config.timeout_ms where it is 0: TR_COMM_DEFAULT_TIMEOUT_MS
+ * (tr_config.h) */
 
 struct tr_comm_config {
     int      rank;            /* 0 .. world-1 */

@@ -1,5 +1,6 @@
 /* tinyring: allreduce entry points; the algorithms are tr_comm_ring.c and
  * tr_comm_chain.c. */
+#include "tr_config.h"   /* first: limits and the float guard */
 #include "tr_comm_internal.h"
 #include "tr_error.h"
 

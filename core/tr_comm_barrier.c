@@ -4,6 +4,7 @@
  * only after it received step k-1. The message a rank receives at step k
  * carries (causally) the arrival of the k+1 ranks to its left, so after step
  * N-2 every rank knows all N have entered. Latency: N-1 hops. */
+#include "tr_config.h"   /* first: limits and the float guard */
 #include "tr_comm_internal.h"
 #include "tr_error.h"
 

@@ -15,6 +15,7 @@
  *
  * Each rank has at most two send steps and two receive steps, all over the
  * whole buffer; tr_comm_chain_plan decides them at start. */
+#include "tr_config.h"   /* first: limits and the float guard */
 #include "tr_comm_internal.h"
 #include "tr_error.h"
 

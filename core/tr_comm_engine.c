@@ -15,6 +15,7 @@
  * Each tr_comm_progress call pumps sends and receives alternately until
  * neither moves a byte: receives are drained greedily, and a completed
  * receive segment releases the next send at once. */
+#include "tr_config.h"   /* first: limits and the float guard */
 #include "tr_comm_internal.h"
 #include "tr_error.h"
 

@@ -12,6 +12,7 @@
  *
  * Scratch use: [0,64) the outgoing message, [64,128) from LEFT,
  * [128,192) from RIGHT. */
+#include "tr_config.h"   /* first: limits and the float guard */
 #include "tr_comm_internal.h"
 #include "tr_error.h"
 

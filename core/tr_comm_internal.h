@@ -7,7 +7,6 @@
 #include <stdint.h>
 #include "tr_comm.h"
 
-#define TR_COMM_DEFAULT_SEGMENT    262144u  /* see tr_comm.h */
 #define TR_COMM_MIN_SEGMENT        64u
 
 /* What a running collective is (struct tr_comm_run.kind, also on the wire). */

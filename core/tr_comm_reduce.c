@@ -4,6 +4,7 @@
  * the _ref forms are the same arithmetic element by element and serve as the
  * reference in the tests. Both do one IEEE add (and one divide) per element,
  * so they agree bitwise; -ffp-contract=off keeps it so on every target. */
+#include "tr_config.h"   /* first: limits and the float guard */
 #include "tr_comm_internal.h"
 
 void tr_comm_sum(float *restrict dst, const float *restrict src, size_t n)

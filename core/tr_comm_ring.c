@@ -30,6 +30,7 @@
  * our own copy has gone out whole (tr_comm_engine.c, rx_may_apply).
  * Larger buffers keep the ring: it adds half as much per rank and pipelines
  * freely, and measured 1.5-2x faster at 16 MiB on TCP loopback. */
+#include "tr_config.h"   /* first: limits and the float guard */
 #include "tr_comm_internal.h"
 #include "tr_error.h"
 

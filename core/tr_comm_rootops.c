@@ -1,5 +1,6 @@
 /* tinyring: reduce to a root and broadcast from a root (the chain shapes of
  * tr_comm_chain.c with one half each). */
+#include "tr_config.h"   /* first: limits and the float guard */
 #include "tr_comm_internal.h"
 #include "tr_error.h"
 

@@ -2,6 +2,7 @@
  * little-endian so that it does not depend on the host's byte order or
  * struct layout. Payloads (float data) travel in native order; the hello's
  * byte-order mark refuses a peer whose native order differs. */
+#include "tr_config.h"   /* first: limits and the float guard */
 #include "tr_comm_internal.h"
 #include "tr_util.h"
 

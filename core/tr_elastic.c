@@ -1,5 +1,6 @@
 /* tinyring: the elastic ring's membership messages and the coordinator's
  * decision (see tr_elastic.h). */
+#include "tr_config.h"   /* first: limits and the float guard */
 #include "tr_elastic.h"
 
 #include "tr_error.h"

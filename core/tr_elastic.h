@@ -34,9 +34,7 @@
 #include <stdint.h>
 #include "tr_link.h"
 
-#ifndef TR_EL_MAX_MEMBERS
-#define TR_EL_MAX_MEMBERS 256u     /* members of a view (the POSIX port's world bound) */
-#endif
+#include "tr_config.h"   /* TR_EL_MAX_MEMBERS: members of a view (the POSIX port's world bound) */
 
 #define TR_EL_VERSION    1u
 #define TR_EL_HEAD_BYTES 24u
@@ -174,7 +172,6 @@ int tr_el_view_initial(struct tr_el_view *v, uint32_t world, const uint32_t *add
 /* A port's elastic config (tr_posix_elastic_config, tr_lwip_elastic_config):
  * 0 for its membership timeout, its handshake deadline or its smallest view
  * means TR_EL_DEFAULT_TIMEOUT_MS, TR_EL_DEFAULT_HANDSHAKE_MS and 1. */
-#define TR_EL_DEFAULT_TIMEOUT_MS   60000u
 #define TR_EL_DEFAULT_HANDSHAKE_MS TR_LINK_HANDSHAKE_MS
 void tr_el_config_defaults(uint32_t *timeout_ms, uint32_t *handshake_ms, unsigned *min_ranks);
 

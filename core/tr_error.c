@@ -1,4 +1,5 @@
 /* tinyring: error code texts. */
+#include "tr_config.h"   /* first: limits and the float guard */
 #include "tr_error.h"
 
 const char *tr_strerror(int err)

@@ -32,6 +32,7 @@
  * walked by one pointer per row, transposed A by one pointer per k step
  * whose row values are consecutive.
  */
+#include "tr_config.h"   /* first: limits and the float guard */
 #include "tr_layer_kernels.h"
 
 #if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2)

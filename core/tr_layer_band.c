@@ -19,6 +19,7 @@
  * The plane kernels compute one output channel of one sample directly from
  * the sample's zero-padded input (IC, H+2P, W+2P): the plan that recomputes
  * a first convolution instead of storing it uses them. */
+#include "tr_config.h"   /* first: limits and the float guard */
 #include "tr_layer_kernels.h"
 
 size_t tr_conv2d_band_floats(const struct tr_layer *l, size_t q)

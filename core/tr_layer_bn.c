@@ -5,6 +5,7 @@
  * Sums are taken per (sample, channel) plane first, in 16 interleaved partial
  * sums, then across samples: float rounding stays small at large batch
  * without double arithmetic, and the loops vectorise under strict FP. */
+#include "tr_config.h"   /* first: limits and the float guard */
 #include "tr_layer_kernels.h"
 #include "tr_math.h"
 

@@ -18,6 +18,7 @@
  * (dx_direct), in col2im's order. With AVX-512, a convolution with one
  * input channel makes no planes for its weight gradient: the K*K sums stay
  * in registers and read the padded input in place (dw1_sample). */
+#include "tr_config.h"   /* first: limits and the float guard */
 #include "tr_layer_kernels.h"
 
 /* the shifted planes where the GEMM has vector tiles (tr_kernel_gemm.c) */

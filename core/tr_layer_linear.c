@@ -1,4 +1,5 @@
 /* tinyring: Linear, y = x w^T + b. */
+#include "tr_config.h"   /* first: limits and the float guard */
 #include "tr_layer_kernels.h"
 
 /* where the GEMM has vector tiles (tr_kernel_gemm.c) */

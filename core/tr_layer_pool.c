@@ -1,4 +1,5 @@
 /* tinyring: MaxPool2d (window k, stride s, no padding, floor mode). */
+#include "tr_config.h"   /* first: limits and the float guard */
 #include "tr_layer_kernels.h"
 
 /* y (n, C, OH, OW) = max over each k x k window of x (n, C, H, W). The first

@@ -1,4 +1,5 @@
 /* tinyring: ReLU. Plain loops; gcc vectorises them as they are. */
+#include "tr_config.h"   /* first: limits and the float guard */
 #include "tr_layer_kernels.h"
 
 void tr_relu_forward(float *restrict y, const float *restrict x, size_t count)

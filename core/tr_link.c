@@ -1,4 +1,5 @@
 /* tinyring: the link hello (see tr_link.h). */
+#include "tr_config.h"   /* first: limits and the float guard */
 #include "tr_link.h"
 #include "tr_error.h"
 #include "tr_util.h"

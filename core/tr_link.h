@@ -16,19 +16,15 @@
 #define TR_LINK_H
 
 #include <stddef.h>
+#include "tr_config.h"
 #include <stdint.h>
 
 #define TR_LINK_HELLO_BYTES 24u
 #define TR_LINK_VERSION     1u
 
 /* The ports' bootstrap deadlines where their configs say 0, one definition
- * for both ports: a rank's links (or its connection to the master) are up
- * within TR_LINK_CONNECT_MS, every rank has joined within TR_LINK_JOIN_MS,
- * and an accepted connection sends its hello (or JOIN) within
- * TR_LINK_HANDSHAKE_MS. */
-#define TR_LINK_CONNECT_MS   30000u
-#define TR_LINK_JOIN_MS      60000u
-#define TR_LINK_HANDSHAKE_MS 3000u
+ * for both ports: TR_LINK_CONNECT_MS, TR_LINK_JOIN_MS and
+ * TR_LINK_HANDSHAKE_MS (tr_config.h). */
 
 /* A link hello, decoded. */
 struct tr_link_hello {

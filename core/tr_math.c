@@ -4,6 +4,7 @@
  * one correctly rounded float op, so the same input gives the same bits on
  * every target. Bits are moved through a union (defined by C99 TC3 and GCC).
  */
+#include "tr_config.h"   /* first: limits and the float guard */
 #include "tr_math.h"
 #include <stdint.h>
 

@@ -8,6 +8,7 @@
  *   alias their input), save (BN only) |
  *   dbuf[0] | dbuf[1] | scratch
  */
+#include "tr_config.h"   /* first: limits and the float guard */
 #include "tr_model.h"
 #include "tr_arena.h"
 #include "tr_error.h"

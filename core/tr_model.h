@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TR_MAX_LAYERS 16
+#include "tr_config.h"   /* TR_MAX_LAYERS */
 
 enum tr_layer_kind {
     TR_LAYER_CONV2D = 1,     /* out = channels, kernel, stride, pad */

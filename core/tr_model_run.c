@@ -1,6 +1,7 @@
 /* tinyring: forward, softmax cross-entropy, backward of a laid-out model.
  * Dispatches each layer to its kernel (fast, or reference when
  * m->kernels == TR_KERNELS_REF); the kernels live in tr_layer_*.c. */
+#include "tr_config.h"   /* first: limits and the float guard */
 #include "tr_model.h"
 #include "tr_error.h"
 #include "tr_math.h"

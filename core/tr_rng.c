@@ -1,6 +1,7 @@
 /* tinyring: PCG32 (XSH-RR). Integer state only, so a seed gives the same
  * sequence on every target; floats are built from 24 random bits with one
  * exact scaling, one multiply and one add (no contraction in core). */
+#include "tr_config.h"   /* first: limits and the float guard */
 #include "tr_rng.h"
 
 #define TR_PCG_MULT 6364136223846793005ull

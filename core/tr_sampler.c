@@ -1,4 +1,5 @@
 /* tinyring: the distributed sampler (see tr_train.h). */
+#include "tr_config.h"   /* first: limits and the float guard */
 #include "tr_rng.h"
 #include "tr_train.h"
 

@@ -1,6 +1,7 @@
 /* tinyring: SGD as torch.optim.SGD (dampening 0), one flat loop.
  * Compiled with -ffp-contract=off like all of core: every rank (host or
  * board) that applies the same averaged gradient gets the same bits. */
+#include "tr_config.h"   /* first: limits and the float guard */
 #include "tr_sgd.h"
 
 void tr_sgd_init(struct tr_sgd *s)

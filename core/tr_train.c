@@ -5,6 +5,7 @@
  * happens at a collective's end, so the non-blocking form needs nothing
  * beyond tr_comm_progress and the blocking form only adds the transport's
  * poll between calls. */
+#include "tr_config.h"   /* first: limits and the float guard */
 #include "tr_codec.h"
 #include "tr_train_internal.h"
 

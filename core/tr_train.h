@@ -232,8 +232,7 @@ struct tr_train_config {
 #define TR_TRAIN_GRADS_FULL   0
 #define TR_TRAIN_GRADS_BUCKET 1
 
-/* The largest world of an elastic run. */
-#define TR_TRAIN_MAX_WORLD 64
+/* The largest world of an elastic run: TR_TRAIN_MAX_WORLD (tr_config.h). */
 
 /* What tr_train_next returned. */
 enum tr_train_event {

@@ -18,6 +18,7 @@
  * A run where rank r dies after position p therefore ends with the same bits
  * as any other with that death, whichever survivors saw the last collective
  * complete. */
+#include "tr_config.h"   /* first: limits and the float guard */
 #include "tr_train_internal.h"
 
 #include "tr_error.h"

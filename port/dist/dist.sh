@@ -29,14 +29,9 @@ srcs() { (cd "$root" && ls "$@"); }
 a=$out/arduino/tinyring
 mkdir -p "$a/src"
 cp "$dist/arduino/library.properties" "$a/"
-cp "$root"/core/*.h "$a/src/"
-# the IDE passes no flags from a library: each .c first turns floating-point
-# contraction off, as -ffp-contract=off does in every other build
-for c in "$root"/core/*.c; do
-  { printf '#if defined(__clang__)\n#pragma clang fp contract(off)\n#elif defined(__GNUC__)\n'
-    printf '#pragma GCC optimize("fp-contract=off")\n#endif\n'
-    cat "$c"; } >"$a/src/$(basename "$c")"
-done
+# core's files as they are: each .c includes tr_config.h first, whose
+# pragma turns contraction off where the IDE passes no -ffp-contract=off
+cp "$root"/core/*.c "$root"/core/*.h "$a/src/"
 common "$a"
 
 p=$out/platformio/tinyring
