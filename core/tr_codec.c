@@ -11,25 +11,6 @@
 
 #define EXP_MASK 0x7F800000u
 
-union fbits {
-    float f;
-    uint32_t u;
-};
-
-static uint32_t f2u(float f)
-{
-    union fbits b;
-    b.f = f;
-    return b.u;
-}
-
-static float u2f(uint32_t u)
-{
-    union fbits b;
-    b.u = u;
-    return b.f;
-}
-
 static int finite_bits(uint32_t u)
 {
     return (u & EXP_MASK) != EXP_MASK;
@@ -39,7 +20,7 @@ int tr_codec_finite(const float *x, size_t n)
 {
     size_t i;
     for (i = 0; i < n; i++)
-        if (!finite_bits(f2u(x[i])))
+        if (!finite_bits(tr_float_bits(x[i])))
             return 0;
     return 1;
 }
@@ -134,8 +115,8 @@ static float scale_of(float amax, int qmax)
     float qm = (float)qmax;
     float s = amax / qm;
     /* decoding must never overflow: qmax * s finite */
-    while (!finite_bits(f2u(qm * s)))
-        s = u2f(f2u(s) - 1u);
+    while (!finite_bits(tr_float_bits(qm * s)))
+        s = tr_bits_float(tr_float_bits(s) - 1u);
     return s;
 }
 
@@ -163,7 +144,7 @@ static int encode_scaled(int codec, const float *x, size_t n, uint8_t *out, floa
         uint8_t *q = out + 4;
         for (i = 0; i < m; i++) {
             float a = x[at + i];
-            if (!finite_bits(f2u(a)))
+            if (!finite_bits(tr_float_bits(a)))
                 return TR_ERR_RANGE;
             if (a < 0.0f)
                 a = -a;
@@ -171,7 +152,7 @@ static int encode_scaled(int codec, const float *x, size_t n, uint8_t *out, floa
                 amax = a;
         }
         s = scale_of(amax, qmax);
-        tr_put_le32(out, f2u(s));
+        tr_put_le32(out, tr_float_bits(s));
         if (codec == TR_CODEC_INT4) {
             for (i = 0; i < (m + 1u) / 2u; i++)
                 q[i] = 0;
@@ -200,9 +181,9 @@ static int decode_scaled(int codec, const uint8_t *in, size_t n, float *out, int
     while (at < n) {
         size_t m = n - at < bv ? n - at : bv, i;
         uint32_t su = tr_get_le32(in);
-        float s = u2f(su);
+        float s = tr_bits_float(su);
         const uint8_t *q = in + 4;
-        if ((su >> 31) != 0u || !finite_bits(su) || !finite_bits(f2u((float)qmax * s)))
+        if ((su >> 31) != 0u || !finite_bits(su) || !finite_bits(tr_float_bits((float)qmax * s)))
             return TR_ERR_PROTO;
         if (codec == TR_CODEC_INT4 && (m & 1u) && (q[m / 2u] >> 4) != 0u)
             return TR_ERR_PROTO;        /* the padding nibble */
@@ -232,7 +213,7 @@ int tr_codec_encode(int codec, const float *x, size_t n, uint8_t *out, float *re
     switch (codec) {
     case TR_CODEC_NONE:
         for (i = 0; i < n; i++) {
-            uint32_t u = f2u(x[i]);
+            uint32_t u = tr_float_bits(x[i]);
             if (!finite_bits(u))
                 return TR_ERR_RANGE;
             tr_put_le32(out + 4u * i, u);
@@ -242,14 +223,14 @@ int tr_codec_encode(int codec, const float *x, size_t n, uint8_t *out, float *re
         return 0;
     case TR_CODEC_BF16:
         for (i = 0; i < n; i++) {
-            uint32_t u = f2u(x[i]);
+            uint32_t u = tr_float_bits(x[i]);
             uint16_t h;
             if (!finite_bits(u))
                 return TR_ERR_RANGE;
             h = bf16_of(u);
             tr_put_le16(out + 2u * i, h);
             if (res)
-                res[i] = x[i] - u2f((uint32_t)h << 16);
+                res[i] = x[i] - tr_bits_float((uint32_t)h << 16);
         }
         return 0;
     case TR_CODEC_INT8:
@@ -272,7 +253,7 @@ static int decode(int codec, const uint8_t *in, size_t n, float *out, int add)
             float d;
             if (!finite_bits(u))
                 return TR_ERR_PROTO;
-            d = u2f(u);
+            d = tr_bits_float(u);
             out[i] = add ? d + out[i] : d;
         }
         return 0;

@@ -70,7 +70,7 @@ void tr_wire_get_hdr(struct tr_wire_hdr *h, const uint8_t in[TR_WIRE_HDR_BYTES])
 void tr_wire_put_hello(uint8_t out[TR_WIRE_HELLO_BYTES], const struct tr_wire_hello *h);
 void tr_wire_get_hello(struct tr_wire_hello *h, const uint8_t in[TR_WIRE_HELLO_BYTES]);
 
-/* ---- reduction kernels (tr_comm_reduce.c) -------------------------------- */
+/* ---- reduction kernels (tr_comm_sum.c) -------------------------------- */
 /* dst[i] += src[i]; dst (n), src (n); must not overlap */
 void tr_comm_sum(float *dst, const float *src, size_t n);
 /* dst[i] = (dst[i] + src[i]) / div */

@@ -1,6 +1,7 @@
 /* tinyring: MaxPool2d (window k, stride s, no padding, floor mode). */
 #include "tr_config.h"   /* first: limits and the float guard */
 #include "tr_layer_kernels.h"
+#include "tr_util.h"
 
 /* y (n, C, OH, OW) = max over each k x k window of x (n, C, H, W). The first
  * maximum in row-major window order wins, like PyTorch (val > max). */
@@ -45,20 +46,6 @@ void tr_maxpool2d_forward(float *restrict y, const float *restrict x,
     }
 }
 
-static uint32_t fbits(float f)
-{
-    union { float f; uint32_t u; } b;
-    b.f = f;
-    return b.u;
-}
-
-static float from_bits(uint32_t u)
-{
-    union { float f; uint32_t u; } b;
-    b.u = u;
-    return b.f;
-}
-
 /* the inputs of plane dx (H, W) no 2x2 stride-2 window covers (a last
  * odd column or row): +0 */
 static inline void pool2_edges(float *dx, const struct tr_layer *l)
@@ -89,15 +76,15 @@ static void pool2_row(float *restrict d0, float *restrict d1, const float *restr
     for (ow = 0; ow < ow_n; ow++) {
         /* with relu: the ReLU before the pool passes dy only where max > 0 */
         const uint32_t gate = relu ? 0u - (uint32_t)(y[ow] > 0.0f) : ~0u;
-        const uint32_t m = fbits(y[ow]), g = fbits(dy[ow]) & gate;
-        const uint32_t a = 0u - (uint32_t)(fbits(x0[2 * ow]) == m);
-        const uint32_t b = (0u - (uint32_t)(fbits(x0[2 * ow + 1]) == m)) & ~a;
-        const uint32_t c = (0u - (uint32_t)(fbits(x1[2 * ow]) == m)) & ~(a | b);
+        const uint32_t m = tr_float_bits(y[ow]), g = tr_float_bits(dy[ow]) & gate;
+        const uint32_t a = 0u - (uint32_t)(tr_float_bits(x0[2 * ow]) == m);
+        const uint32_t b = (0u - (uint32_t)(tr_float_bits(x0[2 * ow + 1]) == m)) & ~a;
+        const uint32_t c = (0u - (uint32_t)(tr_float_bits(x1[2 * ow]) == m)) & ~(a | b);
         const uint32_t e = ~(a | b | c);
-        d0[2 * ow] = from_bits(g & a);
-        d0[2 * ow + 1] = from_bits(g & b);
-        d1[2 * ow] = from_bits(g & c);
-        d1[2 * ow + 1] = from_bits(g & e);
+        d0[2 * ow] = tr_bits_float(g & a);
+        d0[2 * ow + 1] = tr_bits_float(g & b);
+        d1[2 * ow] = tr_bits_float(g & c);
+        d1[2 * ow + 1] = tr_bits_float(g & e);
     }
 }
 

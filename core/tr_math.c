@@ -7,30 +7,12 @@
 #include "tr_config.h"   /* first: limits and the float guard */
 #include "tr_math.h"
 #include <stdint.h>
-
-union tr_fbits {
-    float    f;
-    uint32_t u;
-};
-
-static float from_bits(uint32_t u)
-{
-    union tr_fbits b;
-    b.u = u;
-    return b.f;
-}
-
-static uint32_t to_bits(float f)
-{
-    union tr_fbits b;
-    b.f = f;
-    return b.u;
-}
+#include "tr_util.h"
 
 /* 2^k for k in [-126, 127] as a normal float. */
 static float pow2i(int k)
 {
-    return from_bits((uint32_t)(k + 127) << 23);
+    return tr_bits_float((uint32_t)(k + 127) << 23);
 }
 
 /* e^x = 2^k * e^r, x = k*ln2 + r, |r| <= ln2/2. ln2 is split (Cody-Waite)
@@ -47,7 +29,7 @@ float tr_expf(float x)
     if (x != x)
         return x;                          /* NaN */
     if (x > 88.7228394f)
-        return from_bits(0x7f800000u);      /* +inf */
+        return tr_bits_float(0x7f800000u);      /* +inf */
     if (x < -103.972084f)
         return 0.0f;
     kf = x * INV_LN2;
@@ -78,21 +60,21 @@ float tr_logf(float x)
 {
     const float LN2_HI = 6.9313812256e-01f; /* 0x3f317180 */
     const float LN2_LO = 9.0580006145e-06f; /* ln2 - LN2_HI */
-    uint32_t ix = to_bits(x);
+    uint32_t ix = tr_float_bits(x);
     int e = 0;
     float f, s, z, r, hfsq, ef;
 
     if (x != x)
         return x;
     if (x == 0.0f)
-        return -from_bits(0x7f800000u);     /* -inf */
+        return -tr_bits_float(0x7f800000u);     /* -inf */
     if (ix & 0x80000000u)
-        return from_bits(0x7fc00000u);      /* log of a negative: NaN */
+        return tr_bits_float(0x7fc00000u);      /* log of a negative: NaN */
     if (ix >= 0x7f800000u)
         return x;                           /* +inf */
     if (ix < 0x00800000u) {                 /* subnormal: scale by 2^25 */
         x *= 33554432.0f;
-        ix = to_bits(x);
+        ix = tr_float_bits(x);
         e = -25;
     }
     e += (int)(ix >> 23) - 127;
@@ -103,7 +85,7 @@ float tr_logf(float x)
     } else {
         ix |= 0x3f800000u;
     }
-    f = from_bits(ix) - 1.0f;
+    f = tr_bits_float(ix) - 1.0f;
     s = f / (2.0f + f);
     z = s * s;
     r = 2.0f / 11.0f;
@@ -138,13 +120,13 @@ float tr_sqrtf(float x)
 /* Portable fallback, also tested against the instruction on the host. */
 float tr_sqrtf_soft(float x)
 {
-    uint32_t ix = to_bits(x), q, s, t, r, m;
+    uint32_t ix = tr_float_bits(x), q, s, t, r, m;
     int e;
 
     if (x != x || x == 0.0f)
         return x;                           /* NaN, +-0 */
     if (ix & 0x80000000u)
-        return from_bits(0x7fc00000u);
+        return tr_bits_float(0x7fc00000u);
     if (ix >= 0x7f800000u)
         return x;                           /* +inf */
     e = (int)(ix >> 23);
@@ -180,5 +162,5 @@ float tr_sqrtf_soft(float x)
     if (m != 0)
         q += q & 1u;
     ix = (q >> 1) + ((uint32_t)(e + 126) << 23);
-    return from_bits(ix);
+    return tr_bits_float(ix);
 }

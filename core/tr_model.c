@@ -16,7 +16,7 @@
 #include "tr_rng.h"
 #include "tr_layer_kernels.h"
 #include "tr_util.h"
-#include "tr_model_plan.h"
+#include "tr_plan.h"
 
 void tr_model_desc_convnet(struct tr_model_desc *d, unsigned c1, unsigned c2,
                            unsigned classes)

@@ -6,7 +6,7 @@
 #include "tr_error.h"
 #include "tr_math.h"
 #include "tr_layer_kernels.h"
-#include "tr_model_plan.h"
+#include "tr_plan.h"
 
 /* Whether the fast plan's fast kernels run BN blocks fused. Where the
  * target has vector registers (hosts) a batch's activations are megabytes

@@ -35,17 +35,17 @@ static void pool2_row_inplace(float *restrict t0, float *restrict t1,
 
     for (ow = 0; ow < ow_n; ow++) {
         const uint32_t gate = relu ? 0u - (uint32_t)(y[ow] > 0.0f) : ~0u;
-        const uint32_t m = fbits(y[ow]), g = fbits(dy[ow]) & gate;
-        const uint32_t x00 = fbits(t0[2 * ow]), x01 = fbits(t0[2 * ow + 1]);
-        const uint32_t x10 = fbits(t1[2 * ow]);
+        const uint32_t m = tr_float_bits(y[ow]), g = tr_float_bits(dy[ow]) & gate;
+        const uint32_t x00 = tr_float_bits(t0[2 * ow]), x01 = tr_float_bits(t0[2 * ow + 1]);
+        const uint32_t x10 = tr_float_bits(t1[2 * ow]);
         const uint32_t a = 0u - (uint32_t)(x00 == m);
         const uint32_t b = (0u - (uint32_t)(x01 == m)) & ~a;
         const uint32_t c = (0u - (uint32_t)(x10 == m)) & ~(a | b);
         const uint32_t e = ~(a | b | c);
-        t0[2 * ow] = from_bits(g & a);
-        t0[2 * ow + 1] = from_bits(g & b);
-        t1[2 * ow] = from_bits(g & c);
-        t1[2 * ow + 1] = from_bits(g & e);
+        t0[2 * ow] = tr_bits_float(g & a);
+        t0[2 * ow + 1] = tr_bits_float(g & b);
+        t1[2 * ow] = tr_bits_float(g & c);
+        t1[2 * ow + 1] = tr_bits_float(g & e);
     }
 }
 

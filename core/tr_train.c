@@ -16,26 +16,6 @@
 
 /* ---- bytes: little-endian fields (tr_util.h), float bits, FNV-1a 64, CRC-32 */
 
-static uint32_t float_bits(float f)
-{
-    union {
-        float    f;
-        uint32_t u;
-    } v;
-    v.f = f;
-    return v.u;
-}
-
-static float bits_float(uint32_t u)
-{
-    union {
-        float    f;
-        uint32_t u;
-    } v;
-    v.u = u;
-    return v.f;
-}
-
 static uint64_t fnv64_u64(uint64_t h, uint64_t v)
 {
     uint8_t b[8];
@@ -55,7 +35,7 @@ uint64_t tr_train_hash(const float *v, size_t n)
     uint64_t h = TR_FNV64_INIT;
     size_t i;
     for (i = 0; i < n; i++)
-        h = fnv64_u32(h, float_bits(v[i]));
+        h = fnv64_u32(h, tr_float_bits(v[i]));
     return h;
 }
 
@@ -101,7 +81,7 @@ static int config_check(const struct tr_train_config *c)
     return 0;
 }
 
-void tr_train_int_comm_config(const struct tr_train_config *c, struct tr_comm_config *cc)
+void tr_train_priv_comm_config(const struct tr_train_config *c, struct tr_comm_config *cc)
 {
     cc->rank = c->rank;
     cc->world = c->world;
@@ -145,7 +125,7 @@ static int layout(struct tr_train *t, const struct tr_train_config *c, struct tr
             wire_bytes = b > wire_bytes ? b : wire_bytes;
         }
     }
-    tr_train_int_comm_config(c, &cc);
+    tr_train_priv_comm_config(c, &cc);
     if (c->elastic)
         cc.world = TR_TRAIN_MAX_WORLD;   /* scratch for any world a reform makes */
     scratch_bytes = tr_comm_scratch_size(&cc);
@@ -236,7 +216,7 @@ int tr_train_init(struct tr_train *t, const struct tr_train_config *cfg, void *a
     t->deal_first = 0;
     t->deal_world = (uint32_t)cfg->world;
     t->deal_step = 0;
-    t->steps = tr_train_int_steps(t);
+    t->steps = tr_train_priv_steps(t);
     t->perm_epoch = UINT32_MAX;
     t->fault.rank = -1;
     t->phase = PH_IDLE;
@@ -245,7 +225,7 @@ int tr_train_init(struct tr_train *t, const struct tr_train_config *cfg, void *a
 
 /* Steps of the epoch in progress: those before its current deal began and
  * the deal's own. */
-uint32_t tr_train_int_steps(const struct tr_train *t)
+uint32_t tr_train_priv_steps(const struct tr_train *t)
 {
     return t->deal_step + tr_sampler_steps(t->cfg.n_train, t->deal_first, t->deal_world,
                                            t->cfg.batch);
@@ -261,8 +241,8 @@ uint64_t tr_train_config_hash(const struct tr_train *t)
     h = fnv64_u64(h, (uint64_t)c->algo);
     h = fnv64_u64(h, c->n_train);
     h = fnv64_u64(h, c->sync_every);
-    h = fnv64_u32(h, float_bits(c->lr));
-    h = fnv64_u32(h, float_bits(c->momentum));
+    h = fnv64_u32(h, tr_float_bits(c->lr));
+    h = fnv64_u32(h, tr_float_bits(c->momentum));
     h = fnv64_u32(h, tr_model_layout_hash(&t->model));
     if (c->compress != TR_CODEC_NONE)
         h = fnv64_u64(h, 0x434F4D5000000000ull + (uint64_t)c->compress);
@@ -313,7 +293,7 @@ static uint8_t *put_floats(uint8_t *p, const float *f, size_t n)
 {
     size_t i;
     for (i = 0; i < n; i++, p += 4)
-        tr_put_le32(p, float_bits(f[i]));
+        tr_put_le32(p, tr_float_bits(f[i]));
     return p;
 }
 
@@ -321,7 +301,7 @@ static const uint8_t *get_floats(const uint8_t *p, float *f, size_t n)
 {
     size_t i;
     for (i = 0; i < n; i++, p += 4)
-        f[i] = bits_float(tr_get_le32(p));
+        f[i] = tr_bits_float(tr_get_le32(p));
     return p;
 }
 
@@ -520,14 +500,14 @@ int tr_train_state_load(struct tr_train *t, const void *buf, size_t len)
     t->deal_first = in.deal_first;
     t->deal_world = in.deal_world;
     t->deal_step = in.deal_step;
-    t->steps = tr_train_int_steps(t);
+    t->steps = tr_train_priv_steps(t);
     t->sync_due = (in.flags & TR_STATE_SYNC_DUE) != 0;
     return 0;
 }
 
 /* ---- faults */
 
-void tr_train_int_fault(struct tr_train *t, int what, int code, int rank)
+void tr_train_priv_fault(struct tr_train *t, int what, int code, int rank)
 {
     t->fault.code = code;
     t->fault.what = what;
@@ -538,12 +518,12 @@ void tr_train_int_fault(struct tr_train *t, int what, int code, int rank)
 
 static int fail(struct tr_train *t, int what, int code, int rank)
 {
-    tr_train_int_fault(t, what, code, rank);
+    tr_train_priv_fault(t, what, code, rank);
     t->phase = PH_FAILED;
     return code;
 }
 
-int tr_train_int_fail(struct tr_train *t, int what, int code, int rank)
+int tr_train_priv_fail(struct tr_train *t, int what, int code, int rank)
 {
     return fail(t, what, code, rank);
 }
@@ -554,7 +534,7 @@ static int fail_comm(struct tr_train *t, int what, int code)
 {
     int peer = tr_comm_last_fault(&t->comm)->peer_rank;
     if (t->cfg.elastic && !(what == TR_TRAIN_HELLO && code == TR_ERR_MISMATCH))
-        return tr_train_int_lost(t, what, code, peer);
+        return tr_train_priv_lost(t, what, code, peer);
     return fail(t, what, code, peer);
 }
 
@@ -615,7 +595,7 @@ int tr_train_begin(struct tr_train *t, const void *state, size_t len)
         }
     }
     if (t->cfg.elastic)
-        return tr_train_int_elastic_begin(t);
+        return tr_train_priv_elastic_begin(t);
     return hello_start(t);
 }
 
@@ -630,7 +610,7 @@ int tr_train_refuse(struct tr_train *t, int err)
 
 /* Rank 0's start record: status, its configuration hash, where to go on
  * (START_BYTES; an elastic run's record appends its deal to these). */
-void tr_train_int_start_encode(struct tr_train *t)
+void tr_train_priv_start_encode(struct tr_train *t)
 {
     uint8_t *b = t->start_msg;
     tr_put_le64(b, (uint64_t)(int64_t)t->start_status);
@@ -659,7 +639,7 @@ static int start_decode(struct tr_train *t)
     return 0;
 }
 
-int tr_train_int_bcast(struct tr_train *t, int phase, int what, void *buf, size_t bytes,
+int tr_train_priv_bcast(struct tr_train *t, int phase, int what, void *buf, size_t bytes,
                        int root)
 {
     int rc;
@@ -672,12 +652,12 @@ int tr_train_int_bcast(struct tr_train *t, int phase, int what, void *buf, size_
 
 static int bcast_start(struct tr_train *t, int phase, int what, void *buf, size_t bytes)
 {
-    return tr_train_int_bcast(t, phase, what, buf, bytes, 0);
+    return tr_train_priv_bcast(t, phase, what, buf, bytes, 0);
 }
 
 /* ---- steps and epochs */
 
-void tr_train_int_epoch_reset(struct tr_train *t)
+void tr_train_priv_epoch_reset(struct tr_train *t)
 {
     t->loss_sum = 0;
     t->correct = 0;
@@ -691,7 +671,7 @@ static uint64_t clock_us(const struct tr_train *t)
     return t->cfg.clock_us ? t->cfg.clock_us(t->cfg.clock_ctx) : 0;
 }
 
-int tr_train_int_reduce(struct tr_train *t, int phase, int what, float *buf, size_t n,
+int tr_train_priv_reduce(struct tr_train *t, int phase, int what, float *buf, size_t n,
                         enum tr_op op)
 {
     int rc;
@@ -827,16 +807,9 @@ static int backward_run(struct tr_train *t)
     return 0;
 }
 
-static void copy_floats(float *dst, const float *src, size_t n)
+void tr_train_priv_copy(float *dst, const float *src, size_t n)
 {
-    size_t i;
-    for (i = 0; i < n; i++)
-        dst[i] = src[i];
-}
-
-void tr_train_int_copy(float *dst, const float *src, size_t n)
-{
-    copy_floats(dst, src, n);
+    tr_float_copy(dst, src, n);
 }
 
 /* This rank's batch of the current step: gradients, then their allreduce. */
@@ -854,14 +827,14 @@ static int step_compute(struct tr_train *t)
     n = tr_sampler_batch(t->perm, c->n_train, t->deal_first, t->deal_world, (uint32_t)c->rank,
                          c->batch, t->step - t->deal_step, t->idx);
     if (c->elastic)   /* the last completed step's, for a rollback */
-        copy_floats(t->bn_copy, t->model.buffers, t->model.n_buffers);
+        tr_float_copy(t->bn_copy, t->model.buffers, t->model.n_buffers);
     r->n = n;
     r->correct = 0;
     if ((rc = fetch(t, TR_SPLIT_TRAIN, n)) < 0 ||
         (rc = run_batch(t, n, 1, &r->loss, &r->correct)) < 0)
         return rc;
     if (t->res_copy)   /* the last completed step's residual, for a rollback */
-        copy_floats(t->res_copy, t->residual, t->model.n_params);
+        tr_float_copy(t->res_copy, t->residual, t->model.n_params);
     t->bk_sent = 0;
     t->bk_done = 0;
     t->bk_flight = 0;
@@ -889,7 +862,7 @@ static int average_delta_start(struct tr_train *t)
 }
 
 /* An event's report: where training is, every other field 0. */
-int tr_train_int_report(const struct tr_train *t, struct tr_train_report *rep, int event)
+int tr_train_priv_report(const struct tr_train *t, struct tr_train_report *rep, int event)
 {
     struct tr_train_report z = { 0 };
     *rep = z;
@@ -903,7 +876,7 @@ int tr_train_int_report(const struct tr_train *t, struct tr_train_report *rep, i
 /* The gradients are averaged: SGD, count the step, report it. */
 /* Count the step as done (the gradients are applied): where training is,
  * the epoch's sums, the phase that follows. */
-void tr_train_int_step_count(struct tr_train *t)
+void tr_train_priv_step_count(struct tr_train *t)
 {
     struct tr_train_report *r = &t->last;
     uint32_t every = t->cfg.sync_every;
@@ -931,8 +904,8 @@ static int step_finish(struct tr_train *t, struct tr_train_report *rep)
         t->sgd.started = 1;                /* applied bucket by bucket */
     else
         tr_sgd_step(&t->sgd, m->params, m->grads, m->momentum, m->n_params);
-    tr_train_int_step_count(t);
-    tr_train_int_report(t, rep, TR_TRAIN_STEP);
+    tr_train_priv_step_count(t);
+    tr_train_priv_report(t, rep, TR_TRAIN_STEP);
     rep->n = r->n;
     rep->loss = r->loss;
     rep->correct = r->correct;
@@ -949,7 +922,7 @@ static int step_finish(struct tr_train *t, struct tr_train_report *rep)
 
 /* Each rank evaluates its slice of the test set; the sums of the slices
  * and of this epoch's training go over the ring together. */
-int tr_train_int_evaluate(struct tr_train *t)
+int tr_train_priv_evaluate(struct tr_train *t)
 {
     const struct tr_train_config *c = &t->cfg;
     uint32_t lo = (uint32_t)((uint64_t)c->n_test * (uint32_t)c->rank / (uint32_t)c->world);
@@ -974,13 +947,13 @@ int tr_train_int_evaluate(struct tr_train *t)
     t->sums[3] = (float)t->loss_sum;
     t->sums[4] = (float)t->correct;
     t->sums[5] = (float)t->seen;
-    return tr_train_int_reduce(t, PH_EPOCH_SUMS, TR_TRAIN_EVAL, t->sums, 6, TR_OP_SUM);
+    return tr_train_priv_reduce(t, PH_EPOCH_SUMS, TR_TRAIN_EVAL, t->sums, 6, TR_OP_SUM);
 }
 
 static int epoch_finish(struct tr_train *t, struct tr_train_report *rep)
 {
     const float *s = t->sums;
-    tr_train_int_report(t, rep, TR_TRAIN_EPOCH);
+    tr_train_priv_report(t, rep, TR_TRAIN_EPOCH);
     rep->stopped = t->step < t->steps;
     rep->test_loss = s[2] > 0 ? s[0] / s[2] : 0;
     rep->test_acc = s[2] > 0 ? s[1] / s[2] : 0;
@@ -999,8 +972,8 @@ static int epoch_finish(struct tr_train *t, struct tr_train_report *rep)
     t->deal_first = 0;
     t->deal_world = (uint32_t)t->cfg.world;
     t->deal_step = 0;
-    t->steps = tr_train_int_steps(t);
-    tr_train_int_epoch_reset(t);
+    t->steps = tr_train_priv_steps(t);
+    tr_train_priv_epoch_reset(t);
     t->phase = PH_STEP;
     if (t->epoch <= t->epochs_reported)
         return 0;     /* evaluated again after a reform: reported before */
@@ -1027,10 +1000,10 @@ static int step_next(struct tr_train *t)
 static int start_report(struct tr_train *t, struct tr_train_report *rep)
 {
     if (t->anchor)   /* every rank holds the same parameters now */
-        copy_floats(t->anchor, t->model.params, t->model.n_params);
-    tr_train_int_epoch_reset(t);
+        tr_float_copy(t->anchor, t->model.params, t->model.n_params);
+    tr_train_priv_epoch_reset(t);
     t->phase = PH_STEP;
-    return tr_train_int_report(t, rep, TR_TRAIN_START);
+    return tr_train_priv_report(t, rep, TR_TRAIN_START);
 }
 
 /* The collective of the current phase: TR_ERR_AGAIN, 0 when done (or none
@@ -1082,7 +1055,7 @@ static int grads_done(struct tr_train *t, struct tr_train_report *rep)
          * for the next step, not cleared when the sum completes */
         t->change_flag = t->change_asked ? 1.0f : 0.0f;
         t->change_asked = 0;
-        return tr_train_int_reduce(t, PH_FLAG, TR_TRAIN_GRADIENTS, &t->change_flag, 1,
+        return tr_train_priv_reduce(t, PH_FLAG, TR_TRAIN_GRADIENTS, &t->change_flag, 1,
                                    TR_OP_SUM);
     }
     return step_finish(t, rep);
@@ -1107,11 +1080,11 @@ static int advance(struct tr_train *t, struct tr_train_report *rep)
     case PH_SYNC_GO:
     case PH_EPOCH_GO:
         if (t->cfg.elastic)   /* this step's buffers, for a rollback */
-            copy_floats(t->bn_copy, m->buffers, m->n_buffers);
-        return tr_train_int_reduce(t, t->phase == PH_SYNC_GO ? PH_SYNC : PH_EPOCH_BN,
+            tr_float_copy(t->bn_copy, m->buffers, m->n_buffers);
+        return tr_train_priv_reduce(t, t->phase == PH_SYNC_GO ? PH_SYNC : PH_EPOCH_BN,
                                    TR_TRAIN_BN_SYNC, m->buffers, m->n_buffers, TR_OP_AVG);
     case PH_EVAL:
-        return tr_train_int_evaluate(t);
+        return tr_train_priv_evaluate(t);
     case PH_BACKWARD:
         return backward_run(t);
     case PH_GRADS:
@@ -1122,13 +1095,13 @@ static int advance(struct tr_train *t, struct tr_train_report *rep)
         t->t0_us = clock_us(t);   /* the average counts as the step's communication */
         if (t->anchor)
             return average_delta_start(t);
-        return tr_train_int_reduce(t, PH_AVG_PARAMS, TR_TRAIN_AVERAGE, m->params, m->n_params,
+        return tr_train_priv_reduce(t, PH_AVG_PARAMS, TR_TRAIN_AVERAGE, m->params, m->n_params,
                                    TR_OP_AVG);
     case PH_CHANGE:
     case PH_CHANGED:
     case PH_LOST:
     case PH_RE_ARMED:
-        return tr_train_int_elastic(t, rep);
+        return tr_train_priv_elastic(t, rep);
     default:
         break;
     }
@@ -1138,7 +1111,7 @@ static int advance(struct tr_train *t, struct tr_train_report *rep)
     switch (t->phase) {
     case PH_HELLO:
         if (t->cfg.rank == 0)
-            tr_train_int_start_encode(t);
+            tr_train_priv_start_encode(t);
         return bcast_start(t, PH_START_BCAST, TR_TRAIN_START_BCAST, t->start_msg, START_BYTES);
     case PH_START_BCAST:
         if ((rc = start_decode(t)) < 0)
@@ -1167,7 +1140,7 @@ static int advance(struct tr_train *t, struct tr_train_report *rep)
             }
         }
         if (t->sync_due && m->momentum)   /* a checkpoint point: momentum too, one state */
-            return tr_train_int_reduce(t, PH_AVG_MOMENTUM, TR_TRAIN_AVERAGE, m->momentum,
+            return tr_train_priv_reduce(t, PH_AVG_MOMENTUM, TR_TRAIN_AVERAGE, m->momentum,
                                        m->n_params, TR_OP_AVG);
         t->comm_us += clock_us(t) - t->t0_us;
         t->phase = t->avg_next;
@@ -1184,16 +1157,16 @@ static int advance(struct tr_train *t, struct tr_train_report *rep)
         t->phase = PH_STEP;
         t->sync_due = 0;
         t->bn_same = 1;
-        return tr_train_int_report(t, rep, TR_TRAIN_SYNC);
+        return tr_train_priv_report(t, rep, TR_TRAIN_SYNC);
     case PH_EPOCH_BN:
         t->sync_due = 0;
         t->bn_same = 1;
-        return tr_train_int_evaluate(t);
+        return tr_train_priv_evaluate(t);
     case PH_EPOCH_SUMS:
         return epoch_finish(t, rep);
     default:
         if (t->phase >= PH_RE_HELLO)
-            return tr_train_int_elastic(t, rep);
+            return tr_train_priv_elastic(t, rep);
         return fail(t, TR_TRAIN_NONE, TR_ERR_INVAL, -1);
     }
 }
@@ -1231,7 +1204,7 @@ int tr_train_wait(struct tr_train *t, uint32_t max_ms)
     rc = tp->poll(tp->ctx, tr_train_want(t), remain < max_ms ? remain : max_ms);
     if (rc < 0 && rc != TR_ERR_AGAIN) {
         if (t->cfg.elastic) {
-            tr_train_int_lost(t, what_of(t->phase), rc, -1);
+            tr_train_priv_lost(t, what_of(t->phase), rc, -1);
             return 0;         /* the next poll returns TR_TRAIN_LOST */
         }
         return fail(t, what_of(t->phase), rc, -1);

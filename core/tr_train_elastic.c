@@ -28,13 +28,6 @@
 #define RE_SYNC_DUE 1u
 #define RE_BN_SAME  2u
 
-static void copy_floats(float *dst, const float *src, size_t n)
-{
-    size_t i;
-    for (i = 0; i < n; i++)
-        dst[i] = src[i];
-}
-
 uint64_t tr_train_position(const struct tr_train *t)
 {
     uint64_t p;
@@ -46,7 +39,7 @@ uint64_t tr_train_position(const struct tr_train *t)
     return p * 17u + (t->bk_partial ? t->bk_partial : 16u);
 }
 
-int tr_train_int_lost(struct tr_train *t, int what, int code, int rank)
+int tr_train_priv_lost(struct tr_train *t, int what, int code, int rank)
 {
     struct tr_model *m = &t->model;
     switch (t->phase) {
@@ -59,26 +52,26 @@ int tr_train_int_lost(struct tr_train *t, int what, int code, int rank)
              * the step's own */
             unsigned k = t->phase == PH_FLAG ? 0u : t->bk_done;
             t->sgd.started = 1;
-            tr_train_int_step_count(t);
+            tr_train_priv_step_count(t);
             t->bk_partial = k < m->n_buckets ? k : 0u;
             /* the residual of the buckets not applied (below bucket k-1's
              * start) back as it was before the step's encoding */
             if (t->res_copy && t->bk_partial)
-                copy_floats(t->residual, t->res_copy, m->bucket[k - 1].lo);
+                tr_float_copy(t->residual, t->res_copy, m->bucket[k - 1].lo);
             break;
         }
         t->bn_alt = 1;   /* SGD did not run: the buffers hold this step's forward */
         if (t->res_copy)  /* and the residual the step's encoding rewrote */
-            copy_floats(t->residual, t->res_copy, m->n_params);
+            tr_float_copy(t->residual, t->res_copy, m->n_params);
         break;
     case PH_SYNC:
     case PH_EPOCH_BN:    /* an average cut half-way: this rank's own buffers back */
-        copy_floats(m->buffers, t->bn_copy, m->n_buffers);
+        tr_float_copy(m->buffers, t->bn_copy, m->n_buffers);
         break;
     default:
         break;
     }
-    tr_train_int_fault(t, what, code, rank);
+    tr_train_priv_fault(t, what, code, rank);
     t->phase = PH_LOST;
     return TR_TRAIN_LOST;
 }
@@ -91,7 +84,7 @@ int tr_train_request_change(struct tr_train *t)
     return 0;
 }
 
-int tr_train_int_elastic_begin(struct tr_train *t)
+int tr_train_priv_elastic_begin(struct tr_train *t)
 {
     t->holds_state = t->cfg.rank == 0 && t->start_status == 0;
     t->bn_same = 1;
@@ -129,13 +122,13 @@ static int hello(struct tr_train *t)
     t->phase = PH_RE_HELLO;
     if (t->cfg.world == 1)
         return 0;
-    tr_train_int_comm_config(&t->cfg, &cc);
+    tr_train_priv_comm_config(&t->cfg, &cc);
     cc.layout_hash = (uint32_t)(t->config_hash ^ (t->config_hash >> 32));
     rc = tr_comm_init(&t->comm, &cc, t->cfg.tp, t->comm_scratch, t->comm_scratch_bytes);
     if (rc == 0)
         rc = tr_comm_hello_start(&t->comm);
     if (rc < 0 && rc != TR_ERR_AGAIN)
-        return tr_train_int_lost(t, TR_TRAIN_HELLO, rc, -1);
+        return tr_train_priv_lost(t, TR_TRAIN_HELLO, rc, -1);
     return 0;
 }
 
@@ -145,7 +138,7 @@ static void record_encode(struct tr_train *t)
 {
     uint8_t *b = t->start_msg;
     uint32_t flags = (t->sync_due ? RE_SYNC_DUE : 0u) | (t->bn_same ? RE_BN_SAME : 0u);
-    tr_train_int_start_encode(t);      /* status .. SGD started, as a fixed ring's */
+    tr_train_priv_start_encode(t);      /* status .. SGD started, as a fixed ring's */
     tr_put_le64(b + 48, t->deal_first);
     tr_put_le64(b + 56, t->deal_world);
     tr_put_le64(b + 64, t->deal_step);
@@ -162,7 +155,7 @@ static void buffers_for(struct tr_train *t, uint64_t src_step)
     t->buf_holder = 0;
     if (same) {
         if (t->bn_alt)            /* our step's own buffers, not the next forward's */
-            copy_floats(m->buffers, t->bn_copy, m->n_buffers);
+            tr_float_copy(m->buffers, t->bn_copy, m->n_buffers);
         t->buf_holder = 1;
     } else if (t->holds_state && t->bn_alt && t->global_step + 1u == src_step) {
         t->buf_holder = 1;        /* we ran that step's forward: its buffers */
@@ -182,7 +175,7 @@ static void redeal(struct tr_train *t)
     t->deal_first = first > n ? n : (uint32_t)first;
     t->deal_world = (uint32_t)t->cfg.world;
     t->deal_step = t->step;
-    t->steps = tr_train_int_steps(t);
+    t->steps = tr_train_priv_steps(t);
 }
 
 /* Every rank: take the record; 0 to go on, or the failure. */
@@ -192,14 +185,14 @@ static int record_decode(struct tr_train *t)
     int status = (int)(int64_t)tr_get_le64(b), me = t->cfg.rank == t->source;
     uint32_t epoch = (uint32_t)tr_get_le64(b + 16), flags = (uint32_t)tr_get_le64(b + 72);
     if (status < 0)
-        return tr_train_int_fail(t, me ? t->fault.what : TR_TRAIN_REFUSED, status, t->source);
+        return tr_train_priv_fail(t, me ? t->fault.what : TR_TRAIN_REFUSED, status, t->source);
     if (tr_get_le64(b + 8) != t->config_hash)
-        return tr_train_int_fail(t, TR_TRAIN_CONFIG, TR_ERR_MISMATCH, t->source);
+        return tr_train_priv_fail(t, TR_TRAIN_CONFIG, TR_ERR_MISMATCH, t->source);
     if (tr_get_le64(b + 80) == 0)      /* the source holds no state: nobody does */
-        return tr_train_int_fail(t, TR_TRAIN_START_BCAST, TR_ERR_INVAL, t->source);
+        return tr_train_priv_fail(t, TR_TRAIN_START_BCAST, TR_ERR_INVAL, t->source);
     buffers_for(t, tr_get_le64(b + 32));
     if (epoch != t->epoch)
-        tr_train_int_epoch_reset(t);
+        tr_train_priv_epoch_reset(t);
     t->epoch = epoch;
     t->step = (uint32_t)tr_get_le64(b + 24);
     t->global_step = tr_get_le64(b + 32);
@@ -223,14 +216,14 @@ static int buffers_start(struct tr_train *t)
     size_t i, nb = m->n_buffers;
     if (t->bn_same) {
         if (t->cfg.rank == t->source)
-            copy_floats(m->grads, m->buffers, nb);
-        return tr_train_int_bcast(t, PH_RE_BUFFERS, TR_TRAIN_BUFFER_BCAST, m->grads,
+            tr_float_copy(m->grads, m->buffers, nb);
+        return tr_train_priv_bcast(t, PH_RE_BUFFERS, TR_TRAIN_BUFFER_BCAST, m->grads,
                                   nb * sizeof(float), t->source);
     }
     for (i = 0; i < nb; i++)
         m->grads[i] = t->buf_holder ? m->buffers[i] : 0.0f;
     m->grads[nb] = t->buf_holder ? 1.0f : 0.0f;
-    return tr_train_int_reduce(t, PH_RE_BUFAVG, TR_TRAIN_BN_SYNC, m->grads, nb + 1, TR_OP_SUM);
+    return tr_train_priv_reduce(t, PH_RE_BUFAVG, TR_TRAIN_BN_SYNC, m->grads, nb + 1, TR_OP_SUM);
 }
 
 /* Every rank holds the source's state: where to go on from. */
@@ -244,17 +237,17 @@ static int resync_done(struct tr_train *t, struct tr_train_report *rep)
         for (i = 0; i < nb; i++)
             m->buffers[i] = m->grads[i] / m->grads[nb];
     else
-        copy_floats(m->buffers, m->grads, nb);
+        tr_float_copy(m->buffers, m->grads, nb);
     t->holds_state = 1;
     t->bn_same = 1;
     if (t->sync_due)
         t->phase = end ? PH_EPOCH_GO : PH_SYNC_GO;
     else
         t->phase = end && t->step > 0 ? PH_EVAL : PH_STEP;
-    return tr_train_int_report(t, rep, TR_TRAIN_START);
+    return tr_train_priv_report(t, rep, TR_TRAIN_START);
 }
 
-int tr_train_int_elastic(struct tr_train *t, struct tr_train_report *rep)
+int tr_train_priv_elastic(struct tr_train *t, struct tr_train_report *rep)
 {
     struct tr_model *m = &t->model;
     size_t np = m->n_params * sizeof(float);
@@ -263,32 +256,32 @@ int tr_train_int_elastic(struct tr_train *t, struct tr_train_report *rep)
     switch (t->phase) {
     case PH_CHANGE:
         t->phase = PH_CHANGED;
-        return tr_train_int_report(t, rep, TR_TRAIN_CHANGE);
+        return tr_train_priv_report(t, rep, TR_TRAIN_CHANGE);
     case PH_CHANGED:
         t->phase = t->change_next;
         return 0;
     case PH_LOST:
-        return tr_train_int_report(t, rep, TR_TRAIN_LOST);
+        return tr_train_priv_report(t, rep, TR_TRAIN_LOST);
     case PH_RE_ARMED:
         return hello(t);
     case PH_RE_HELLO:
         if (t->cfg.rank == t->source)
             record_encode(t);
-        return tr_train_int_bcast(t, PH_RE_START, TR_TRAIN_START_BCAST, t->start_msg,
+        return tr_train_priv_bcast(t, PH_RE_START, TR_TRAIN_START_BCAST, t->start_msg,
                                   RE_START_BYTES, t->source);
     case PH_RE_START:
         if ((rc = record_decode(t)) < 0)
             return rc;
-        return tr_train_int_bcast(t, PH_RE_PARAMS, TR_TRAIN_PARAM_BCAST, m->params, np,
+        return tr_train_priv_bcast(t, PH_RE_PARAMS, TR_TRAIN_PARAM_BCAST, m->params, np,
                                   t->source);
     case PH_RE_PARAMS:
         if (!m->momentum)    /* momentum 0 (every rank: the hash): no twin */
             return buffers_start(t);
-        return tr_train_int_bcast(t, PH_RE_MOMENTUM, TR_TRAIN_MOMENTUM_BCAST, m->momentum, np,
+        return tr_train_priv_bcast(t, PH_RE_MOMENTUM, TR_TRAIN_MOMENTUM_BCAST, m->momentum, np,
                                   t->source);
     case PH_RE_MOMENTUM:
         if (t->residual)
-            return tr_train_int_bcast(t, PH_RE_RESIDUAL, TR_TRAIN_MOMENTUM_BCAST, t->residual,
+            return tr_train_priv_bcast(t, PH_RE_RESIDUAL, TR_TRAIN_MOMENTUM_BCAST, t->residual,
                                       np, t->source);
         return buffers_start(t);
     case PH_RE_RESIDUAL:
@@ -297,6 +290,6 @@ int tr_train_int_elastic(struct tr_train *t, struct tr_train_report *rep)
     case PH_RE_BUFAVG:
         return resync_done(t, rep);
     default:
-        return tr_train_int_fail(t, TR_TRAIN_NONE, TR_ERR_INVAL, -1);
+        return tr_train_priv_fail(t, TR_TRAIN_NONE, TR_ERR_INVAL, -1);
     }
 }

@@ -47,29 +47,29 @@ enum tr_train_phase {
 };
 
 /* tr_train.c */
-void tr_train_int_start_encode(struct tr_train *t);   /* the first START_BYTES of a record */
-void tr_train_int_fault(struct tr_train *t, int what, int code, int rank);   /* fill t->fault */
-int  tr_train_int_fail(struct tr_train *t, int what, int code, int rank);
-int  tr_train_int_report(const struct tr_train *t, struct tr_train_report *rep, int event);
-void tr_train_int_step_count(struct tr_train *t);   /* the step counts as done */
-void tr_train_int_epoch_reset(struct tr_train *t);
-int  tr_train_int_evaluate(struct tr_train *t);
-int  tr_train_int_bcast(struct tr_train *t, int phase, int what, void *buf, size_t bytes,
+void tr_train_priv_start_encode(struct tr_train *t);   /* the first START_BYTES of a record */
+void tr_train_priv_fault(struct tr_train *t, int what, int code, int rank);   /* fill t->fault */
+int  tr_train_priv_fail(struct tr_train *t, int what, int code, int rank);
+int  tr_train_priv_report(const struct tr_train *t, struct tr_train_report *rep, int event);
+void tr_train_priv_step_count(struct tr_train *t);   /* the step counts as done */
+void tr_train_priv_epoch_reset(struct tr_train *t);
+int  tr_train_priv_evaluate(struct tr_train *t);
+int  tr_train_priv_bcast(struct tr_train *t, int phase, int what, void *buf, size_t bytes,
                         int root);
-int  tr_train_int_reduce(struct tr_train *t, int phase, int what, float *buf, size_t n,
+int  tr_train_priv_reduce(struct tr_train *t, int phase, int what, float *buf, size_t n,
                          enum tr_op op);
-void tr_train_int_comm_config(const struct tr_train_config *c, struct tr_comm_config *cc);
-uint32_t tr_train_int_steps(const struct tr_train *t);
-void tr_train_int_copy(float *dst, const float *src, size_t n);
+void tr_train_priv_comm_config(const struct tr_train_config *c, struct tr_comm_config *cc);
+uint32_t tr_train_priv_steps(const struct tr_train *t);
+void tr_train_priv_copy(float *dst, const float *src, size_t n);
 
 /* tr_train_elastic.c */
 /* A collective failed in an elastic run: roll back to the last completed
  * step and return TR_TRAIN_LOST. */
-int  tr_train_int_lost(struct tr_train *t, int what, int code, int rank);
+int  tr_train_priv_lost(struct tr_train *t, int what, int code, int rank);
 /* The phases PH_FLAG .. PH_RE_BUFAVG (the collective of the phase, if any,
  * has completed when called for PH_FLAG and PH_RE_*). */
-int  tr_train_int_elastic(struct tr_train *t, struct tr_train_report *rep);
+int  tr_train_priv_elastic(struct tr_train *t, struct tr_train_report *rep);
 /* The elastic start record (tr_train_begin arms it with source 0). */
-int  tr_train_int_elastic_begin(struct tr_train *t);
+int  tr_train_priv_elastic_begin(struct tr_train *t);
 
 #endif /* TR_TRAIN_INTERNAL_H */

@@ -49,6 +49,39 @@ static inline uint64_t tr_get_le64(const uint8_t *p)
     return (uint64_t)tr_get_le32(p) | (uint64_t)tr_get_le32(p + 4) << 32;
 }
 
+/* ---- floats as bits, and plain copies ---------------------------------- */
+
+/* The bits of a float and back: hashes, the state file, bit-exact compares. */
+static inline uint32_t tr_float_bits(float f)
+{
+    union {
+        float    f;
+        uint32_t u;
+    } v;
+    v.f = f;
+    return v.u;
+}
+
+static inline float tr_bits_float(uint32_t u)
+{
+    union {
+        float    f;
+        uint32_t u;
+    } v;
+    v.u = u;
+    return v.f;
+}
+
+/* n floats from src to dst (they do not overlap); n = 0 with NULL pointers
+ * is fine, unlike memcpy. The kernels' hot copies have their own
+ * (tr_copy_floats, tr_layer_kernels.h). */
+static inline void tr_float_copy(float *dst, const float *src, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++)
+        dst[i] = src[i];
+}
+
 /* ---- big-endian (the IDX files of MNIST) -------------------------------- */
 
 static inline void tr_put_be32(uint8_t *p, uint32_t v)

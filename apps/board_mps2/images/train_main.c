@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "tinyring.h"
+#include "tr_util.h"
 #include "board.h"
 #include "board_cfg.h"
 #include "args.h"
@@ -46,13 +47,6 @@ static uint64_t clock_us(void *ctx)
 {
     (void)ctx;
     return board_ticks() / (BOARD_SYSCLK_HZ / 1000000u);
-}
-
-static uint32_t float_bits(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return u;
 }
 
 static void print_hash(const char *fmt_head, uint64_t step, const float *v, size_t n)
@@ -117,7 +111,7 @@ static void on_step(const struct tr_train_report *r)
     if (!s.debug_param_hash)
         return;
     board_printf("loss-bits rank %d step %u %x\n", s.rank, (unsigned)r->global_step,
-                 (unsigned)float_bits(r->loss));
+                 (unsigned)tr_float_bits(r->loss));
     print_hash("param-hash rank %d step %u %x%x\n", r->global_step, t.model.params,
                t.model.n_params);
 }

@@ -9,7 +9,7 @@
 #define _POSIX_C_SOURCE 200112L
 #include "tinyring.h"
 #include "tr_layer_kernels.h"
-#include "tr_model_plan.h"
+#include "tr_plan.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -84,13 +84,6 @@ static void line_end(char *buf, char *p)
     img_puts(buf);
 }
 
-static uint32_t float_bits(float f)
-{
-    uint32_t u;
-    __builtin_memcpy(&u, &f, sizeof u);
-    return u;
-}
-
 /* FNV-1a over the bytes of n floats (every target is little-endian) */
 static uint32_t hash_floats(const float *x, size_t n)
 {
@@ -332,7 +325,7 @@ static int train(void)
         p = put_str(buf, "step ");
         p = put_u64(p, step);
         p = put_str(p, " loss bits ");
-        p = put_hex(p, float_bits(loss));
+        p = put_hex(p, tr_float_bits(loss));
         line_end(buf, p);
         p = put_str(buf, "# step ");
         p = put_u64(p, step);

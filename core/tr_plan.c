@@ -12,7 +12,7 @@
  * the fast plan's, in its order: the planes go through the same plane
  * kernels (tr_bn2d_plane_*, tr_maxpool2d_*, tr_conv2d_plane*). */
 #include "tr_config.h"   /* first: limits and the float guard */
-#include "tr_model_plan.h"
+#include "tr_plan.h"
 #include "tr_layer_kernels.h"
 
 /* ---- roles ---------------------------------------------------------- */

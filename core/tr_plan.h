@@ -1,9 +1,9 @@
 /* tinyring (internal): the execution plans' shared pieces. layout() in
  * tr_model.c sizes and places the buffers with these; tr_model_run.c runs
- * the layers by role; tr_model_block.c holds the lean plan's fused blocks.
+ * the layers by role; tr_plan.c holds the lean plan's fused blocks.
  * Not part of the API (tr_ prefix only because core is a static library). */
-#ifndef TR_MODEL_PLAN_H
-#define TR_MODEL_PLAN_H
+#ifndef TR_PLAN_H
+#define TR_PLAN_H
 
 #include <stddef.h>
 #include "tr_model.h"
@@ -31,7 +31,7 @@ int tr_plan_dx(const struct tr_model *m, unsigned i, int layers);
 size_t tr_plan_block_floats(const struct tr_model *m, unsigned b, unsigned batch);
 size_t tr_plan_stream_floats(const struct tr_model *m, unsigned i);
 
-/* The lean plan's fused stages (tr_model_block.c). x is the model input,
+/* The lean plan's fused stages (tr_plan.c). x is the model input,
  * n the samples; the backward of a block reads its pool's gradient from dy,
  * or, when dy is NULL, from the stream after it (its gradient in sdy). */
 void tr_plan_block_forward(struct tr_model *m, unsigned b, const float *x, unsigned n,
@@ -50,4 +50,4 @@ void tr_plan_stream_backward(struct tr_model *m, unsigned i, unsigned n, const f
  * whose bucket opens after the stream's) in the spill (tr_model.c). */
 float *tr_plan_grad(struct tr_model *m, const struct tr_layer *l);
 
-#endif /* TR_MODEL_PLAN_H */
+#endif /* TR_PLAN_H */
