@@ -17,7 +17,7 @@ CC       ?= cc
 HOST_ARCH ?= -march=native
 
 # host programs, ports and tests: POSIX C (core's own flags: core/core.mk)
-HOST_CFLAGS := -std=gnu99 -Wall -Wextra -O2 -g -Icore $(HOST_ARCH)
+HOST_CFLAGS := -std=gnu99 -Wall -Wextra -O2 -g -Icore/include -Icore $(HOST_ARCH)
 
 TEST_TARGETS  :=
 BENCH_TARGETS :=

@@ -5,7 +5,7 @@
 # same on every target (SGD and the collectives rely on it for bitwise-equal
 # ranks across boards and hosts).
 CORE_CFLAGS := -std=c99 -Wall -Wextra -Werror -pedantic -O3 -ffp-contract=off \
-               -fno-math-errno -ffreestanding -Icore
+               -fno-math-errno -ffreestanding -Icore/include
 CORE_HOST_CFLAGS := $(CORE_CFLAGS) -g $(HOST_ARCH)
 # core for a microcontroller: the same rules at -O2, a section per function
 # so that an image keeps only what it calls
@@ -15,7 +15,7 @@ CORE_MCU_CFLAGS := $(filter-out -O3,$(CORE_CFLAGS)) -O2 -ffunction-sections -fda
 M4F_ARCH := -mcpu=cortex-m4 -mthumb -mfpu=fpv4-sp-d16 -mfloat-abi=hard
 
 CORE_SRCS := $(wildcard core/*.c)
-CORE_HDRS := $(wildcard core/*.h)
+CORE_HDRS := $(wildcard core/*.h core/include/*.h)
 CORE_OBJS := $(CORE_SRCS:core/%.c=$(BUILD)/core/%.o)
 
 $(BUILD)/core/%.o: core/%.c $(CORE_HDRS)

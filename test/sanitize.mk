@@ -4,7 +4,7 @@
 # an overflow fails the run. Suites report as "asan-<suite>".
 SAN_DIR    := $(BUILD)/asan
 SAN_CFLAGS := -std=gnu99 -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all \
-              -fno-omit-frame-pointer -Icore -Itest
+              -fno-omit-frame-pointer -Icore/include -Icore -Itest
 SAN_CORE   := $(wildcard core/*.c)
 SAN_BINS   := $(CORE_TESTS:%=$(SAN_DIR)/%) $(SAN_DIR)/test_comm $(SAN_DIR)/test_comm_faults \
               $(SAN_DIR)/test_wire $(SAN_DIR)/test_app_units

@@ -30,7 +30,7 @@ BOARD_CORE_CFLAGS := $(CORE_MCU_CFLAGS) $(M4F_ARCH)
 # board support and images: gnu99, same float rules as core
 BOARD_CFLAGS := -std=gnu99 -Wall -Wextra -Werror -O2 -g -ffp-contract=off \
                 -ffreestanding $(M4F_ARCH) -ffunction-sections -fdata-sections \
-                -Icore -I$(BOARD_DIR)/bsp -I$(BOARD_DIR)/net -I$(BOARD_DIR)/images -I$(BOARD_OUT)
+                -Icore/include -Icore -I$(BOARD_DIR)/bsp -I$(BOARD_DIR)/net -I$(BOARD_DIR)/images -I$(BOARD_OUT)
 # the linker script: QEMU's 4 MiB of SSRAM2/3 (and 16 MiB PSRAM), or a
 # variant (mps2_512k.ld for board-ring-512k)
 BOARD_LD    ?= $(BOARD_DIR)/ld/mps2.ld

@@ -3,7 +3,8 @@
 # into OUT, each a directory named tinyring holding that ecosystem's manifest
 # at its root and the sources it needs, copied from the one tree:
 #   OUT/arduino/tinyring     Arduino library 1.5: library.properties, src/
-#                            (core/*.c and core/*.h: the IDE compiles src/ only)
+#                            (core/*.c, core/*.h, core/include/*.h, flat: the
+#                            IDE compiles src/ only, with only src/ on the path)
 #   OUT/platformio/tinyring  PlatformIO: library.json, core/, port/posix, port/lwip
 #   OUT/esp-idf/tinyring     ESP-IDF component: CMakeLists.txt (the root's, its
 #                            ESP_PLATFORM branch), idf_component.yml, Kconfig,
@@ -31,13 +32,13 @@ mkdir -p "$a/src"
 cp "$dist/arduino/library.properties" "$a/"
 # core's files as they are: each .c includes tr_config.h first, whose
 # pragma turns contraction off where the IDE passes no -ffp-contract=off
-cp "$root"/core/*.c "$root"/core/*.h "$a/src/"
+cp "$root"/core/*.c "$root"/core/*.h "$root"/core/include/*.h "$a/src/"
 common "$a"
 
 p=$out/platformio/tinyring
 mkdir -p "$p"
 cp "$dist/platformio/library.json" "$p/"
-put "$p" $(srcs core/*.c core/*.h port/posix/*.c port/posix/*.h port/posix/README.md \
+put "$p" $(srcs core/*.c core/*.h core/include/*.h port/posix/*.c port/posix/*.h port/posix/README.md \
   port/lwip/*.c port/lwip/*.h port/lwip/arch/*.h port/lwip/README.md)
 common "$p"
 
@@ -45,14 +46,14 @@ cmake_helpers=$(srcs port/dist/cmake/*)
 e=$out/esp-idf/tinyring
 mkdir -p "$e"
 cp "$dist/esp-idf/idf_component.yml" "$dist/Kconfig" "$e/"
-put "$e" CMakeLists.txt $cmake_helpers $(srcs core/*.c core/*.h port/lwip/*.c port/lwip/*.h \
-  port/lwip/arch/*.h)
+put "$e" CMakeLists.txt $cmake_helpers $(srcs core/*.c core/*.h core/include/*.h port/lwip/*.c \
+  port/lwip/*.h port/lwip/arch/*.h)
 common "$e"
 
 z=$out/zephyr/tinyring
 mkdir -p "$z/zephyr"
 cp "$dist"/zephyr/* "$z/zephyr/"
 cp "$dist/Kconfig" "$z/"
-put "$z" $cmake_helpers $(srcs core/*.c core/*.h port/lwip/*.c port/lwip/*.h port/lwip/arch/*.h)
+put "$z" $cmake_helpers $(srcs core/*.c core/*.h core/include/*.h port/lwip/*.c port/lwip/*.h port/lwip/arch/*.h)
 common "$z"
 echo "dist: $(cd "$out" && ls -d */tinyring | tr '\n' ' ')in $out"

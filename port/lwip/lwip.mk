@@ -29,7 +29,7 @@ TR_LWIP_HDRS  := $(wildcard $(LWIP_PORT_DIR)/*.h $(LWIP_PORT_DIR)/arch/*.h)
 
 # The port is held to core's standard (strict C99, -Werror); lwIP is third
 # party and built as its authors intend, warnings left to them.
-TR_LWIP_CFLAGS := -std=c99 -Wall -Wextra -Werror -pedantic -O2 -g -Icore $(LWIP_INCLUDES)
+TR_LWIP_CFLAGS := -std=c99 -Wall -Wextra -Werror -pedantic -O2 -g -Icore/include -Icore $(LWIP_INCLUDES)
 LWIP_HOST_CFLAGS := -std=gnu99 -O2 -g -w $(LWIP_INCLUDES)
 
 $(LWIP_STAMP):
@@ -75,7 +75,7 @@ $(BUILD)/lwip/cm4/lwip/%.o: $(LWIP_DIR)/src/%.c $(LWIP_PORT_DIR)/lwipopts.h $(LW
 	$(LWIP_CM4_CC) $(LWIP_CM4_FLAGS) -std=gnu99 -w $(LWIP_INCLUDES) -c $< -o $@
 $(BUILD)/lwip/cm4/port/%.o: $(LWIP_PORT_DIR)/%.c $(TR_LWIP_HDRS) | $(LWIP_STAMP)
 	@mkdir -p $(dir $@)
-	$(LWIP_CM4_CC) $(LWIP_CM4_FLAGS) -std=c99 -Wall -Wextra -Werror -pedantic -Icore $(LWIP_INCLUDES) -c $< -o $@
+	$(LWIP_CM4_CC) $(LWIP_CM4_FLAGS) -std=c99 -Wall -Wextra -Werror -pedantic -Icore/include -Icore $(LWIP_INCLUDES) -c $< -o $@
 
 .PHONY: cross-lwip
 cross-lwip: $(LWIP_CM4_OBJS) $(TR_LWIP_CM4_OBJS)
@@ -85,7 +85,7 @@ cross-lwip: $(LWIP_CM4_OBJS) $(TR_LWIP_CM4_OBJS)
 	@arm-none-eabi-size $(BUILD)/lwip/cm4/lwip/core/memp.o $(BUILD)/lwip/cm4/lwip/core/mem.o | tail -n 2 | \
 	  awk '{ n = $$6; sub(".*/", "", n); printf "  %-10s  bss %7d  (%s)\n", n, $$3, n == "memp.o" ? "static pools" : "static heap, MEM_SIZE" }'
 	@printf '#include "tr_lwip.h"\nstruct tr_lwip tr_lwip_state_probe;\n' | \
-	  $(LWIP_CM4_CC) $(LWIP_CM4_FLAGS) -std=c99 -Icore $(LWIP_INCLUDES) -x c - -c -o $(BUILD)/lwip/cm4/state.o
+	  $(LWIP_CM4_CC) $(LWIP_CM4_FLAGS) -std=c99 -Icore/include -Icore $(LWIP_INCLUDES) -x c - -c -o $(BUILD)/lwip/cm4/state.o
 	@arm-none-eabi-size $(BUILD)/lwip/cm4/state.o | tail -n 1 | awk '{ printf "  struct tr_lwip  %d bytes (caller-owned; plus the rx rings, e.g. 2 x TCP_WND)\n", $$3 }'
 
 CROSS_TARGETS += cross-lwip

@@ -22,7 +22,7 @@ arch=${HOST_ARCH:--march=native}
 t=$(mktemp -d /tmp/tr_float_guard.XXXXXX)
 trap 'rm -rf "$t"' EXIT
 demo="test/packaging/consumer/demo.c test/packaging/consumer/host_main.c"
-inc="-Icore -Itest/packaging/consumer"
+inc="-Icore/include -Itest/packaging/consumer"
 
 first=$(for c in core/*.c; do
   [ "$(grep -m1 '^#include' "$c")" = '#include "tr_config.h"   /* first: limits and the float guard */' ] || echo "$c"
@@ -32,7 +32,7 @@ check "every core source includes tr_config.h first (not: ${first:-none})" test 
 for fl in -ffast-math -Ofast -funsafe-math-optimizations -ffinite-math-only; do
   check "$fl: every core source refused at compile time, naming tr_config.h" \
     sh -c 'for c in core/*.c; do
-        if $1 -O2 $2 $3 -Icore -fsyntax-only "$c" 2>"$4/err"; then echo "$c compiled"; exit 1; fi
+        if $1 -O2 $2 $3 -Icore/include -fsyntax-only "$c" 2>"$4/err"; then echo "$c compiled"; exit 1; fi
         grep -q "tr_config.h" "$4/err" || { cat "$4/err"; exit 1; }
       done' _ "$CC" "$fl" "$arch" "$t"
 done

@@ -78,7 +78,7 @@ $$(CROSS_DIR)/$(1)/libtinyring.a: $$(CROSS_$(1)_OBJS)
 
 $$(CROSS_DIR)/$(1)/%.elf: $$(CROSS_DIR)/var/%/image_arena.h $$(CROSS_IMG_SRCS) $$($(1)_PORT) \
                           $$($(1)_LD) $$(CROSS_DIR)/$(1)/libtinyring.a
-	$$($(1)_CC) $$(CROSS_IMG_CFLAGS) $$($(1)_ARCH) -Icore -I$$(CROSS_DIR)/var/$$* \
+	$$($(1)_CC) $$(CROSS_IMG_CFLAGS) $$($(1)_ARCH) -Icore/include -Icore -I$$(CROSS_DIR)/var/$$* \
 	  $$(call cross_steps,$$*) -nostdlib -nostartfiles -T $$($(1)_LD) -Wl,--gc-sections \
 	  $$($(1)_LDFLAGS) -o $$@ $$($(1)_PORT) test/core/cross/image.c test/core/cross/mini_libc.c \
 	  $$(CROSS_DIR)/$(1)/libtinyring.a -lgcc
@@ -88,7 +88,7 @@ $(foreach a,$(CROSS_ARCHS),$(eval $(call CROSS_ARCH_RULES,$(a))))
 # the host twin: the same image.c on the host library
 # host_twin(CFLAGS, LIBRARY[, COMPILER]): the recipe, for the variant in the
 # target's stem (the compiler: the host's CC unless given)
-host_twin = $(or $(3),$(CC)) $(filter-out -ffreestanding,$(1)) -Icore -I$(CROSS_DIR)/var/$* \
+host_twin = $(or $(3),$(CC)) $(filter-out -ffreestanding,$(1)) -Icore/include -Icore -I$(CROSS_DIR)/var/$* \
 	  $(call cross_steps,$*) -o $@ test/core/cross/port_host.c test/core/cross/image.c $(2)
 $(CROSS_DIR)/host/%: $(CROSS_DIR)/var/%/image_arena.h $(CROSS_IMG_SRCS) test/core/cross/port_host.c \
                      $(BUILD)/libtinyring.a
@@ -134,7 +134,7 @@ $(eval $(call CROSS_ISA_RULES,a64,-static,$(A64_CC),$(A64_AR)))
 # one-plane conv branches) again on that core, run by qemu-aarch64, each
 # under its own suite name (core_*_a64)
 A64_TEST_DIR := $(CROSS_DIR)/a64-tests
-A64_TEST_CFLAGS := -std=gnu99 -Wall -Wextra -O2 -ffp-contract=off -static -Icore -Itest -Itest/core
+A64_TEST_CFLAGS := -std=gnu99 -Wall -Wextra -O2 -ffp-contract=off -static -Icore/include -Icore -Itest -Itest/core
 A64_SUITES := fast lean_kernels lean golden
 A64_TEST_BINS := $(A64_SUITES:%=$(A64_TEST_DIR)/test_%) $(A64_TEST_DIR)/test_gemm_vector \
                  $(A64_TEST_DIR)/test_lean_vector

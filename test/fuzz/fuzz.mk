@@ -17,7 +17,7 @@ FUZZ_HARNESSES := idx ckpt link rdv hello comm lwip elastic lwip_elastic codec
 FUZZ_LWIP_DEFS := -DMEMP_NUM_TCP_PCB=8 -DMEMP_NUM_TCP_PCB_LISTEN=2
 FUZZ_CFLAGS := -std=gnu99 -g -O1 -fno-omit-frame-pointer \
                -fsanitize=address,undefined -fno-sanitize-recover=all \
-               -Icore -Itest -Itest/fuzz -Itest/comm -Iapps/mnist_ring -Iport/posix \
+               -Icore/include -Icore -Itest -Itest/fuzz -Itest/comm -Iapps/mnist_ring -Iport/posix \
                $(LWIP_INCLUDES) $(FUZZ_LWIP_DEFS)
 FUZZ_HDRS   := $(CORE_HDRS) $(wildcard test/fuzz/*.h test/comm/*.h apps/mnist_ring/*.h \
                port/posix/*.h) $(TR_LWIP_HDRS)

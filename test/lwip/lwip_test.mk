@@ -37,7 +37,7 @@ LWIP_RANK_SMALL := $(LWIPT_DIR)/lwip_rank_small
 $(BUILD)/lwip/small/lwip/%.o: $(LWIP_DIR)/src/%.c $(LWIP_PORT_DIR)/lwipopts.h $(LWIP_PORT_DIR)/arch/cc.h | $(LWIP_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(LWIP_HOST_CFLAGS) $(LWIP_SMALL_DEFS) -c $< -o $@
-$(BUILD)/lwip/small/port/%.o: $(LWIP_PORT_DIR)/%.c $(TR_LWIP_HDRS) core/tr_transport.h core/tr_error.h | $(LWIP_STAMP)
+$(BUILD)/lwip/small/port/%.o: $(LWIP_PORT_DIR)/%.c $(TR_LWIP_HDRS) core/include/tr_transport.h core/include/tr_error.h | $(LWIP_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(TR_LWIP_CFLAGS) $(LWIP_SMALL_DEFS) -c $< -o $@
 $(LWIP_RANK_SMALL): test/lwip/lwip_rank.c test/lwip/tapif.c test/lwip/lwip_host.c test/lwip/ring_job.c \

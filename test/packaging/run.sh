@@ -61,10 +61,10 @@ same() {
 desc=$(cmake -P "$here/describe.cmake" 2>&1)
 version=$(sed -n 's/^version //p' <<<"$desc")
 flags=$(sed -n 's/^flags //p' <<<"$desc")
-check "port/dist/cmake/tinyring-sources.cmake reads the version from core/tinyring.h ($version)" \
+check "port/dist/cmake/tinyring-sources.cmake reads the version from core/include/tinyring.h ($version)" \
   sh -c 'maj=${1%%.*}; min=${1#*.}; min=${min%%.*}; [ "$1" = "$maj.$min.0" ] &&
     grep -Eq "^#define TR_VERSION_MAJOR +$maj\$" "$2" && grep -Eq "^#define TR_VERSION_MINOR +$min\$" "$2"' \
-  _ "$version" "$root/core/tinyring.h"
+  _ "$version" "$root/core/include/tinyring.h"
 lwip_sources=$(tr ' ' ';' <<<"$TR_LWIP_SOURCES")
 board_sources=$(tr ' ' ';' <<<"$TR_BOARD_SOURCES")
 
@@ -115,6 +115,11 @@ check "install: libraries, headers, package config + version file, tinyring.pc" 
   sh -c 'cd "$1" && for f in lib/libtinyring.a lib/libtinyring_posix.a include/tinyring/tinyring.h \
       include/tinyring/tr_posix.h lib/cmake/tinyring/tinyringConfig.cmake \
       lib/cmake/tinyring/tinyringConfigVersion.cmake lib/pkgconfig/tinyring.pc; do [ -f "$f" ] || exit 1; done' _ "$hp"
+check "install: only public headers (core/include/*.h, tr_posix.h), none of core's or the port's internal ones" \
+  sh -c 'cd "$1/include/tinyring" && for h in *.h; do
+        [ -f "$2/core/include/$h" ] || [ "$h" = tr_posix.h ] || { echo "installed: $h"; exit 1; }; done &&
+      for h in "$2"/core/*.h "$2"/port/posix/tr_posix_int.h; do
+        [ ! -e "$(basename "$h")" ] || { echo "installed: $h"; exit 1; }; done' _ "$hp" "$root"
 check "CMake compiles core with the Makefile's CORE_CFLAGS (less -O, -I)" \
   "$py" "$here/checks.py" flags "$root" "$TR_CORE_CFLAGS" "$TR_HOST_ARCH" "$out/install-host/compile_commands.json"
 check "find_package(tinyring 0.1 COMPONENTS posix): host consumer builds" \
@@ -157,8 +162,8 @@ check "make dist in a clean clone writes the Arduino, PlatformIO, ESP-IDF and Ze
       for p in arduino/tinyring/library.properties platformio/tinyring/library.json \
           esp-idf/tinyring/idf_component.yml zephyr/tinyring/zephyr/module.yml; do
         [ -f "$3/dist/$p" ] || { echo "no $p"; exit 1; }; done' _ "$out/src.git" "$out/clean" "$out/clean-build"
-check "Arduino: the package's src/ holds exactly core/*.c and core/*.h" \
-  sh -c '[ "$(cd "$1/src" && ls)" = "$(cd "$2/core" && ls *.c *.h | sort)" ]' _ "$dist/arduino/tinyring" "$root"
+check "Arduino: the package's src/ holds exactly core/*.c, core/*.h and core/include/*.h" \
+  sh -c '[ "$(cd "$1/src" && ls)" = "$(cd "$2/core" && ls *.c *.h include/*.h | sed "s|^include/||" | sort)" ]' _ "$dist/arduino/tinyring" "$root"
 check "Arduino: src/ built as the IDE does (only src/ on the path, gnu11 -Os, no tinyring flags)" \
   step arduino-m4 consumer arduino-m4 -DTR_CONSUME=arduino -DTR_PACKAGE_DIR="$dist/arduino/tinyring" \
     -DCMAKE_TOOLCHAIN_FILE="$tc" \

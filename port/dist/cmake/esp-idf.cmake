@@ -12,7 +12,8 @@ endif()
 # Requirements may not depend on Kconfig (ESP-IDF expands them first), so
 # lwip is always a private requirement; only tr_lwip.c includes its headers.
 idf_component_register(SRCS ${_tr_srcs}
-                       INCLUDE_DIRS "${TINYRING_ROOT}/core"
+                       INCLUDE_DIRS "${TINYRING_ROOT}/core/include"
+                       PRIV_INCLUDE_DIRS "${TINYRING_ROOT}/core"
                        PRIV_REQUIRES lwip)
 # reached in the build proper (idf_component_register returns early while
 # ESP-IDF only collects requirements)

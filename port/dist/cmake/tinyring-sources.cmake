@@ -12,9 +12,12 @@
 # Sets:
 #   TINYRING_ROOT           the repository's root, absolute
 #   TINYRING_VERSION        MAJOR.MINOR.0 from TR_VERSION_MAJOR/_MINOR in
-#                           core/tinyring.h, the one place the version lives
-#   TINYRING_CORE_SOURCES   core/*.c          TINYRING_CORE_HEADERS   core/*.h
+#                           core/include/tinyring.h, the one place the version lives
+#   TINYRING_CORE_SOURCES   core/*.c
+#   TINYRING_CORE_HEADERS   core/include/*.h: the public headers, the only ones
+#                           installed (the internal ones sit beside the .c files)
 #   TINYRING_POSIX_SOURCES  port/posix/*.c    TINYRING_POSIX_HEADERS  port/posix/*.h
+#                           but tr_posix_int.h (the port's internal one)
 #   TINYRING_LWIP_SOURCES   port/lwip/*.c
 #   TINYRING_LWIP_HEADERS   port/lwip/*.h except lwipopts.h: the port's own
 #                           headers. lwipopts.h and arch/cc.h configure lwIP
@@ -40,7 +43,7 @@
 
 get_filename_component(TINYRING_ROOT "${CMAKE_CURRENT_LIST_DIR}/../../.." ABSOLUTE)
 
-file(STRINGS "${TINYRING_ROOT}/core/tinyring.h" _tr_version_lines
+file(STRINGS "${TINYRING_ROOT}/core/include/tinyring.h" _tr_version_lines
      REGEX "^#define TR_VERSION_(MAJOR|MINOR) +[0-9]+")
 set(_tr_major "")
 set(_tr_minor "")
@@ -52,7 +55,7 @@ foreach(_tr_line IN LISTS _tr_version_lines)
   endif()
 endforeach()
 if(_tr_major STREQUAL "" OR _tr_minor STREQUAL "")
-  message(FATAL_ERROR "tinyring: no TR_VERSION_MAJOR/MINOR in ${TINYRING_ROOT}/core/tinyring.h")
+  message(FATAL_ERROR "tinyring: no TR_VERSION_MAJOR/MINOR in ${TINYRING_ROOT}/core/include/tinyring.h")
 endif()
 set(TINYRING_VERSION "${_tr_major}.${_tr_minor}.0")
 
@@ -64,9 +67,11 @@ else()
   set(_tr_glob_dep CONFIGURE_DEPENDS)
 endif()
 file(GLOB TINYRING_CORE_SOURCES ${_tr_glob_dep} "${TINYRING_ROOT}/core/*.c")
-file(GLOB TINYRING_CORE_HEADERS ${_tr_glob_dep} "${TINYRING_ROOT}/core/*.h")
+file(GLOB TINYRING_CORE_HEADERS ${_tr_glob_dep} "${TINYRING_ROOT}/core/include/*.h")
 file(GLOB TINYRING_POSIX_SOURCES ${_tr_glob_dep} "${TINYRING_ROOT}/port/posix/*.c")
 file(GLOB TINYRING_POSIX_HEADERS ${_tr_glob_dep} "${TINYRING_ROOT}/port/posix/*.h")
+# the port's internal header is not part of its interface
+list(REMOVE_ITEM TINYRING_POSIX_HEADERS "${TINYRING_ROOT}/port/posix/tr_posix_int.h")
 file(GLOB TINYRING_LWIP_SOURCES ${_tr_glob_dep} "${TINYRING_ROOT}/port/lwip/*.c")
 file(GLOB TINYRING_LWIP_HEADERS ${_tr_glob_dep} "${TINYRING_ROOT}/port/lwip/*.h")
 list(REMOVE_ITEM TINYRING_LWIP_HEADERS "${TINYRING_ROOT}/port/lwip/lwipopts.h")
