@@ -26,17 +26,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-ip link set lo up
-ip link add br0 type bridge
-ip link set br0 up
-ip addr add 198.18.0.1/24 dev br0
-ip addr add 198.18.0.2/24 dev br0
-for t in tap0 tap1; do
-  ip tuntap add dev $t mode tap
-  ip link set $t master br0
-  ip link set $t up
-done
-check "bridge and taps up in the namespace" ip link show tap1 >/dev/null
+. test/testnet.sh
+lan_up() { testnet_bridge 2 198.18.0.1 198.18.0.2 && ip link show tap1 >/dev/null; }
+check "bridge and taps up in the namespace" lan_up
 
 mkdir -p "$work/data"
 "$GEN" "$work/data" 240 24 7 raw

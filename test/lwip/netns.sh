@@ -20,24 +20,12 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-[ -c /dev/net/tun ] || { mkdir -p /dev/net; mknod /dev/net/tun c 10 200 2>/dev/null; }
-
 nsx() { ip netns exec "$NS" "$@"; }
 
+. "$(dirname "${BASH_SOURCE[0]}")/../testnet.sh"
 setup() {
-  ip netns add "$NS" || return 1
-  nsx ip link set lo up &&
-  nsx ip link add br0 type bridge &&
-  nsx ip link set br0 type bridge stp_state 0 forward_delay 0 &&
-  nsx ip addr add 198.18.0.1/24 dev br0 &&
-  nsx ip link set br0 up || return 1
-  local i
-  for i in 0 1 2 3; do
-    nsx ip tuntap add dev "tap$i" mode tap &&
-    nsx ip link set "tap$i" master br0 &&
-    nsx ip link set "tap$i" up || return 1
-    nsx ip addr add "198.18.0.$((20 + i))/24" dev br0 || return 1
-  done
+  ip netns add "$NS" &&
+    testnet_bridge -n "$NS" 4 198.18.0.1 198.18.0.20 198.18.0.21 198.18.0.22 198.18.0.23
 }
 
 # A ring described by a string of kinds, one letter per rank: L = lwIP, P = POSIX.
