@@ -12,10 +12,6 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 cd "$root"
-B=${BOARD_OUT:-${BUILD:-build}/board}
-MR=${BUILD:-build}/mnist_ring
-GEN=${BUILD:-build}/test/app/gen_idx
-QEMU=${BOARD_QEMU:-qemu-system-arm}
 source test/lib.sh
 
 SUITE=board_elastic

@@ -1,6 +1,7 @@
 # tinyring test/board: the network and launchers of the mixed rings, sourced
-# by mixed.sh and elastic.sh after test/lib.sh, with SUITE, B, MR, GEN and
-# QEMU set. Re-runs the script in a network namespace of its own (needs
+# by mixed.sh and elastic.sh after test/lib.sh, with SUITE set (B, MR, GEN
+# and QEMU: the board images, mnist_ring, gen_idx and qemu-system-arm,
+# from BOARD_OUT, BUILD and BOARD_QEMU). Re-runs the script in a network namespace of its own (needs
 # root or user namespaces), then makes bridge br0 with the hosts' addresses
 # 198.18.0.1 and .2 and the boards' TAPs tap0 and tap1 (their boards are
 # .10 and .11), the IDX files in $work/data and the --peers table
@@ -8,6 +9,10 @@
 #   rank 0 board 198.18.0.10   rank 1 host 198.18.0.1
 #   rank 2 board 198.18.0.11   rank 3 host 198.18.0.2
 # A failed suite keeps $work; pids lists what to kill at exit.
+B=${BOARD_OUT:-${BUILD:-build}/board}
+MR=${BUILD:-build}/mnist_ring
+GEN=${BUILD:-build}/test/app/gen_idx
+QEMU=${BOARD_QEMU:-qemu-system-arm}
 if [ -z "${TR_BOARD_NETNS:-}" ]; then
   if ! unshare --net true 2>/dev/null; then
     echo "$SUITE: cannot create a network namespace (unshare --net): not run" >&2

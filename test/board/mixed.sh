@@ -15,10 +15,6 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 cd "$root"
-B=${BOARD_OUT:-${BUILD:-build}/board}
-MR=${BUILD:-build}/mnist_ring
-GEN=${BUILD:-build}/test/app/gen_idx
-QEMU=${BOARD_QEMU:-qemu-system-arm}
 STEPS=${BOARD_MIXED_STEPS:-3}
 source test/lib.sh
 
