@@ -1,7 +1,7 @@
 /* mnist_ring: checkpoint and model files.
  *
  * The bytes are core's training state (tr_train_state_save; the format is
- * in core/tr_train.h and the README). This file only moves them: writes are
+ * in core/include/tr_train.h and the README). This file only moves them: writes are
  * atomic (a temporary file beside the target, write, fsync, rename over the
  * target, fsync of the directory; on any failure the temporary file is
  * removed and the previous file is left as it was), and reads check the

@@ -48,7 +48,7 @@
  *   - tr_train_request_change (e.g. a process asks to join) is carried to
  *     every rank by a one-float sum after the next gradient allreduce; every
  *     rank then returns TR_TRAIN_CHANGE after that same step;
- *   - after either, the application finds the new ring (core/tr_elastic.h)
+ *   - after either, the application finds the new ring (core/include/tr_elastic.h)
  *     and calls tr_train_reform(t, rank, world, tp, source): the next
  *     tr_train_next says hello on the new ring, takes the whole state of
  *     rank `source` (the one with the most steps done, the lowest rank

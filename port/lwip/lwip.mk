@@ -43,7 +43,7 @@ $(BUILD)/lwip/host/%.o: $(LWIP_DIR)/src/%.c $(LWIP_PORT_DIR)/lwipopts.h $(LWIP_P
 	@mkdir -p $(dir $@)
 	$(CC) $(LWIP_HOST_CFLAGS) -c $< -o $@
 
-$(BUILD)/lwip/port/%.o: $(LWIP_PORT_DIR)/%.c $(TR_LWIP_HDRS) core/tr_transport.h core/tr_error.h core/tr_elastic.h | $(LWIP_STAMP)
+$(BUILD)/lwip/port/%.o: $(LWIP_PORT_DIR)/%.c $(TR_LWIP_HDRS) core/include/tr_transport.h core/include/tr_error.h core/include/tr_elastic.h | $(LWIP_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(TR_LWIP_CFLAGS) -c $< -o $@
 

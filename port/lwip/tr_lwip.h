@@ -18,7 +18,7 @@
  * Bootstrap (tr_lwip_connect): a static table gives every rank's IPv4
  * address and TCP port. Each rank listens on its own port for its left
  * neighbour and connects to its right one, retrying until the deadline. The
- * first bytes on a new connection are the link hello of core/tr_link.h
+ * first bytes on a new connection are the link hello of core/include/tr_link.h
  * (the POSIX port speaks the same, so POSIX and lwIP ranks share one ring):
  * strangers (wrong job token, wrong rank) are dropped and the listener
  * keeps waiting. Core's tr_comm_hello runs after.
@@ -195,7 +195,7 @@ uint32_t tr_lwip_now_ms(void *ctx);
 
 /* ---- elastic membership (issue 12): an lwIP rank as a member ------------
  *
- * An lwIP rank takes part in an elastic ring (core/tr_elastic.h, the POSIX
+ * An lwIP rank takes part in an elastic ring (core/include/tr_elastic.h, the POSIX
  * port's tr_posix_elastic_*: the same messages on the wire) as a member, so
  * a mixed ring of hosts and boards survives a lost rank:
  *

@@ -1,7 +1,7 @@
 /* tinyring: an lwIP rank in the elastic ring (see tr_lwip.h, "elastic
  * membership"). The same membership protocol on the wire as the POSIX port
  * (port/posix/tr_posix_elastic*.c), with core's messages and decision
- * (core/tr_elastic.h, the brief codec: no 3 KiB view on a board).
+ * (core/include/tr_elastic.h, the brief codec: no 3 KiB view on a board).
  *
  *   JOINs to this rank   arrive on the kept listener: tr_lwip.c hands over
  *                        a connection whose first bytes are not a link hello

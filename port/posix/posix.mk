@@ -2,7 +2,7 @@
 # its multi-process tests (test-posix) and the allreduce benchmark against
 # Open MPI (bench-comm).
 POSIX_SRCS   := $(wildcard port/posix/*.c)
-POSIX_HDRS   := $(wildcard port/posix/*.h) core/tr_transport.h core/tr_error.h
+POSIX_HDRS   := $(wildcard port/posix/*.h) core/include/tr_transport.h core/include/tr_error.h
 POSIX_OBJS   := $(POSIX_SRCS:port/posix/%.c=$(BUILD)/port/posix/%.o)
 POSIX_CFLAGS := $(HOST_CFLAGS) -Iport/posix
 POSIX_LIB    := $(BUILD)/libtinyring_posix.a

@@ -49,7 +49,7 @@
  *     "TRT1" | i32 status (0 or a tr_err) | u32 world (the master's) |
  *     u32 reason (TR_POSIX_WHY_*) | u32 n | u32 0 |
  *     n entries: 4 bytes IPv4 (network order) | u16 port (0 = not joined) | u16 0
- *   link hello, both directions on a ring link: core/tr_link.h (24 bytes,
+ *   link hello, both directions on a ring link: core/include/tr_link.h (24 bytes,
  *     "TRL1" | u32 version=1 | u64 job_token | u32 rank (sender) | u32 world).
  *   The connecting side (rank r -> rank r+1) sends first; the accepting side
  *   checks it and answers with its own. A well-formed hello from anyone else
@@ -267,7 +267,7 @@ int tr_posix_env_rank(int *rank, int *world, char *err, size_t errlen);
  *
  * A job whose ring survives a lost process and takes a restarted one back.
  * Each process keeps its original rank (0..world-1) for the whole job; the
- * ring of the moment is a view (core/tr_elastic.h): an epoch and its members
+ * ring of the moment is a view (core/include/tr_elastic.h): an epoch and its members
  * in ascending original rank, a member's ring rank being its index. The
  * membership messages (JOIN, REPLY, VIEW, ABORT) travel on each process's
  * listening port, the one its ring links are accepted on, kept open for the

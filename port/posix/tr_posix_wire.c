@@ -1,7 +1,7 @@
 /* tinyring POSIX port: byte layout of the rendezvous messages, the
  * registration and the master's answer (see tr_posix.h). Little-endian
  * integers (core/tr_util.h), the same on every host. The link hello is
- * core's (core/tr_link.h), shared with the lwIP port. */
+ * core's (core/include/tr_link.h), shared with the lwIP port. */
 #include <string.h>
 
 #include "tr_error.h"

@@ -1,4 +1,4 @@
-/* test/app: unit tests of core's trainer (core/tr_train.h): the sampler
+/* test/app: unit tests of core's trainer (core/include/tr_train.h): the sampler
  * against the order mnist_ring always used, the arena size query, the
  * event sequence, the state bytes and their restore, failures of the
  * loader and the model, and rings of simulated ranks driven through the

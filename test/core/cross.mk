@@ -160,7 +160,7 @@ ISA_TEST_BINS := $(foreach i,$(CROSS_HOST_ISAS),$(ISA_SUITES:%=$(CROSS_DIR)/isa-
 define ISA_TEST_RULES
 $(CROSS_DIR)/isa-tests/$(1)/test_%: test/core/test_%.c $(CROSS_DIR)/isa/$(1)/libtinyring.a $(CORE_TEST_HDRS)
 	@mkdir -p $$(dir $$@)
-	$(CC) -std=gnu99 -Wall -Wextra -O2 -ffp-contract=off $(2) -Icore -Itest -Itest/core \
+	$(CC) -std=gnu99 -Wall -Wextra -O2 -ffp-contract=off $(2) -Icore/include -Icore -Itest -Itest/core \
 	  '-DTEST_SUITE="core_$$*_$(1)"' -o $$@ $$< $(CROSS_DIR)/isa/$(1)/libtinyring.a -lm
 endef
 $(foreach i,$(CROSS_HOST_ISAS),$(eval $(call ISA_TEST_RULES,$(firstword $(subst :, ,$(i))),$(subst $(comma), ,$(lastword $(subst :, ,$(i)))))))

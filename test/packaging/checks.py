@@ -149,7 +149,7 @@ def arduino(root, version):
     if not re.match(r"^[A-Za-z0-9][A-Za-z0-9 _.-]*$", props["name"]):
         fail("library.properties: bad name %r" % props["name"])
     if props["version"] != version:
-        fail("library.properties: version %s, core/tinyring.h says %s" % (props["version"], version))
+        fail("library.properties: version %s, core/include/tinyring.h says %s" % (props["version"], version))
     cats = {"Display", "Communication", "Signal Input/Output", "Sensors",
             "Device Control", "Timing", "Data Storage", "Data Processing", "Other"}
     if props["category"] not in cats:
@@ -163,7 +163,7 @@ def idf(root, version):
     import yaml
     m = yaml.safe_load(open(os.path.join(root, "idf_component.yml")))
     if m.get("version") != version:
-        fail("idf_component.yml: version %r, core/tinyring.h says %s" % (m.get("version"), version))
+        fail("idf_component.yml: version %r, core/include/tinyring.h says %s" % (m.get("version"), version))
     if not isinstance(m.get("dependencies", {}), dict) or "idf" not in m["dependencies"]:
         fail("idf_component.yml: no dependencies.idf")
     files = m.get("files", {})

@@ -1,5 +1,5 @@
 /* tinyring board_mps2: the training image. The board trains the ConvNet
- * BOARD_C1/BOARD_C2 (board_cfg.h) with core's trainer (core/tr_train.h) on
+ * BOARD_C1/BOARD_C2 (board_cfg.h) with core's trainer (core/include/tr_train.h) on
  * samples it reads from host IDX files through semihosting: alone
  * (train.elf, net_none.c) or as one rank of a ring with other boards and
  * mnist_ring processes (ring.elf, net_lwip.c: lwIP on the LAN9118).
