@@ -92,6 +92,65 @@ static void cut_buckets(struct tr_model *m)
     }
 }
 
+/* One layer's output shape and parameter and buffer lengths from its input
+ * shape (c, h, w) and its description ld; i is its index. 0 or TR_ERR_INVAL. */
+static int layer_shape(const struct tr_layer_desc *ld, unsigned i, unsigned c, unsigned h,
+                       unsigned w, struct tr_layer *l)
+{
+    unsigned long oc = c, oh = h, ow = w;
+
+    switch (ld->kind) {
+    case TR_LAYER_CONV2D:
+        if (ld->kernel < 1 || ld->stride < 1 || ld->out < 1 ||
+            h + 2u * ld->pad < ld->kernel || w + 2u * ld->pad < ld->kernel)
+            return TR_ERR_INVAL;
+        oc = ld->out;
+        oh = (h + 2u * ld->pad - ld->kernel) / ld->stride + 1u;
+        ow = (w + 2u * ld->pad - ld->kernel) / ld->stride + 1u;
+        l->p_len = (size_t)ld->out * c * ld->kernel * ld->kernel + ld->out;
+        break;
+    case TR_LAYER_BATCHNORM2D:
+        if (ld->kernel || ld->stride || ld->pad || ld->out)
+            return TR_ERR_INVAL;
+        l->p_len = 2u * c;
+        l->b_len = 2u * c;
+        break;
+    case TR_LAYER_RELU:
+        if (ld->kernel || ld->stride || ld->pad || ld->out)
+            return TR_ERR_INVAL;
+        break;
+    case TR_LAYER_MAXPOOL2D:
+        if (ld->kernel < 1 || ld->stride < 1 || ld->pad || ld->out ||
+            h < ld->kernel || w < ld->kernel)
+            return TR_ERR_INVAL;
+        oh = (h - ld->kernel) / ld->stride + 1u;
+        ow = (w - ld->kernel) / ld->stride + 1u;
+        break;
+    case TR_LAYER_FLATTEN:
+        /* aliases its input's buffer, so it cannot be the first layer */
+        if (ld->kernel || ld->stride || ld->pad || ld->out || i == 0)
+            return TR_ERR_INVAL;
+        oc = (unsigned long)c * h * w;
+        oh = ow = 1;
+        break;
+    case TR_LAYER_LINEAR:
+        /* input must be flat: after FLATTEN or a 1x1 shape */
+        if (ld->kernel || ld->stride || ld->pad || ld->out < 1 || h != 1 || w != 1)
+            return TR_ERR_INVAL;
+        oc = ld->out;
+        l->p_len = (size_t)ld->out * c + ld->out;
+        break;
+    default:
+        return TR_ERR_INVAL;
+    }
+    if (oc > 65535ul || oh > 65535ul || ow > 65535ul)
+        return TR_ERR_INVAL;
+    l->out_c = (uint16_t)oc;
+    l->out_h = (uint16_t)oh;
+    l->out_w = (uint16_t)ow;
+    return 0;
+}
+
 /* Resolve shapes and parameter offsets of every layer into m (no memory). */
 static int resolve(struct tr_model *m, const struct tr_model_desc *d)
 {
@@ -109,11 +168,10 @@ static int resolve(struct tr_model *m, const struct tr_model_desc *d)
     h = d->in_h;
     w = d->in_w;
     for (i = 0; i < d->n_layers; i++) {
-        const struct tr_layer_desc *ld = &d->layer[i];
         struct tr_layer *l = &m->layer[i];
-        unsigned long oc = c, oh = h, ow = w;
+        int rc;
 
-        l->d = *ld;
+        l->d = d->layer[i];
         l->in_c = (uint16_t)c;
         l->in_h = (uint16_t)h;
         l->in_w = (uint16_t)w;
@@ -125,60 +183,13 @@ static int resolve(struct tr_model *m, const struct tr_model_desc *d)
         l->save = NULL;
         l->role = TR_ROLE_LAYER;
         l->band = 0;
-        switch (ld->kind) {
-        case TR_LAYER_CONV2D:
-            if (ld->kernel < 1 || ld->stride < 1 || ld->out < 1 ||
-                h + 2u * ld->pad < ld->kernel || w + 2u * ld->pad < ld->kernel)
-                return TR_ERR_INVAL;
-            oc = ld->out;
-            oh = (h + 2u * ld->pad - ld->kernel) / ld->stride + 1u;
-            ow = (w + 2u * ld->pad - ld->kernel) / ld->stride + 1u;
-            l->p_len = (size_t)ld->out * c * ld->kernel * ld->kernel + ld->out;
-            break;
-        case TR_LAYER_BATCHNORM2D:
-            if (ld->kernel || ld->stride || ld->pad || ld->out)
-                return TR_ERR_INVAL;
-            l->p_len = 2u * c;
-            l->b_len = 2u * c;
-            break;
-        case TR_LAYER_RELU:
-            if (ld->kernel || ld->stride || ld->pad || ld->out)
-                return TR_ERR_INVAL;
-            break;
-        case TR_LAYER_MAXPOOL2D:
-            if (ld->kernel < 1 || ld->stride < 1 || ld->pad || ld->out ||
-                h < ld->kernel || w < ld->kernel)
-                return TR_ERR_INVAL;
-            oh = (h - ld->kernel) / ld->stride + 1u;
-            ow = (w - ld->kernel) / ld->stride + 1u;
-            break;
-        case TR_LAYER_FLATTEN:
-            /* aliases its input's buffer, so it cannot be the first layer */
-            if (ld->kernel || ld->stride || ld->pad || ld->out || i == 0)
-                return TR_ERR_INVAL;
-            oc = (unsigned long)c * h * w;
-            oh = ow = 1;
-            break;
-        case TR_LAYER_LINEAR:
-            /* input must be flat: after FLATTEN or a 1x1 shape */
-            if (ld->kernel || ld->stride || ld->pad || ld->out < 1 || h != 1 || w != 1)
-                return TR_ERR_INVAL;
-            oc = ld->out;
-            l->p_len = (size_t)ld->out * c + ld->out;
-            break;
-        default:
-            return TR_ERR_INVAL;
-        }
-        if (oc > 65535ul || oh > 65535ul || ow > 65535ul)
-            return TR_ERR_INVAL;
-        l->out_c = (uint16_t)oc;
-        l->out_h = (uint16_t)oh;
-        l->out_w = (uint16_t)ow;
+        if ((rc = layer_shape(&d->layer[i], i, c, h, w, l)) < 0)
+            return rc;
         np += l->p_len;
         nb += l->b_len;
-        c = (unsigned)oc;
-        h = (unsigned)oh;
-        w = (unsigned)ow;
+        c = l->out_c;
+        h = l->out_h;
+        w = l->out_w;
     }
     m->n_params = np;
     m->n_buffers = nb;
