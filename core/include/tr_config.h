@@ -11,9 +11,9 @@
  * tests run with.
  *
  * The float guard: every rank, on every target, must compute the same float
- * results bit for bit (docs/DESIGN.md, "Bit-identical on every target"). That
- * needs each product and sum rounded on its own, in source order, in IEEE
- * single precision. The build files pass -ffp-contract=off; the guard below
+ * results bit for bit (docs/DESIGN.md, "The arithmetic every plan and target
+ * computes"). That needs each product and sum rounded on its own, in source
+ * order, in IEEE single precision. The build files pass -ffp-contract=off; the guard below
  * makes the code itself hold to it, so a build that drops the flag (a
  * hand-copied core, an IDE that takes no flags from a library) still rounds
  * the same, and a flag that would change the bits is a compile error rather
