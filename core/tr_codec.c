@@ -5,6 +5,7 @@
  * subtract for the residual), rounding to integers is done on the integer
  * and fraction parts (exact for |t| < 2^23), and nothing is fused or
  * reordered (-ffp-contract=off, no -ffast-math). */
+#include "tr_config.h"   /* first: limits and the float guard */
 #include "tr_codec.h"
 #include "tr_error.h"
 #include "tr_util.h"

@@ -23,6 +23,7 @@
  * Every rank encodes each element exactly once, so residual is rewritten
  * whole; the sum delivered is sum(g + residual_before) - sum(residual_after),
  * i.e. whatever a hop loses is added back by that rank at the next call. */
+#include "tr_config.h"   /* first: limits and the float guard */
 #include "tr_codec.h"
 #include "tr_comm_internal.h"
 #include "tr_error.h"
