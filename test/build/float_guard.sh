@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
-# test/build: core's float guard (core/tr_config.h), checked the way a
-# project that copies core/ into its own tree builds it: every core/*.c and
+# test/build: core's float guard (core/include/tr_config.h), checked the way
+# a project that copies core/ into its own tree builds it: core's sources and
 # the packaging consumer's demo compiled with the project's flags alone (the
 # GNU dialect GCC defaults to, -march=native so the host has fused
 # multiply-add), none of tinyring's.
+#   - every core source includes tr_config.h first;
 #   - -ffast-math, -Ofast, -funsafe-math-optimizations, -ffinite-math-only:
-#     every core source is refused at compile time;
-#   - -ffp-contract=fast: builds, and the demo's losses and parameter hash
-#     equal those of core built with tinyring's flags, bit for bit;
-#   - the control: the same build in an ISO dialect (-std=c99), where GCC
-#     does not take the optimize pragma (tr_config.h says why), has other
-#     bits, so the comparison above can fail.
+#     refused at compile time, naming tr_config.h;
+#   - -ffp-contract=fast: core and the demo build, and the demo's losses and
+#     parameter hash equal those of core built with tinyring's flags;
+#   - the control: a multiply-add compiled with -ffp-contract=fast without
+#     the guard is fused on this host (so the comparison above can fail),
+#     and with the guard it is not.
 # usage: float_guard.sh BUILD   (BUILD/libtinyring.a: core with its own flags)
 set -u
 here=$(cd "$(dirname "$0")/../.." && pwd)
@@ -29,29 +30,35 @@ first=$(for c in core/*.c; do
 done | tr '\n' ' ')
 check "every core source includes tr_config.h first (not: ${first:-none})" test -z "$first"
 
+# shellcheck disable=SC2086
+refused() { ! $CC -O2 "$1" $arch -Icore/include -fsyntax-only core/tr_sgd.c 2>"$t/err" && grep -q tr_config.h "$t/err"; }
 for fl in -ffast-math -Ofast -funsafe-math-optimizations -ffinite-math-only; do
-  check "$fl: every core source refused at compile time, naming tr_config.h" \
-    sh -c 'for c in core/*.c; do
-        if $1 -O2 $2 $3 -Icore/include -fsyntax-only "$c" 2>"$4/err"; then echo "$c compiled"; exit 1; fi
-        grep -q "tr_config.h" "$4/err" || { cat "$4/err"; exit 1; }
-      done' _ "$CC" "$fl" "$arch" "$t"
+  check "$fl: refused at compile time, naming tr_config.h" refused "$fl"
 done
 
-# build NAME FLAGS...: core/*.c and the demo with FLAGS only, run, losses in $t/NAME.out
-build() {
-  local name=$1; shift
-  # shellcheck disable=SC2086
-  # -lm: without -fno-math-errno, tr_sqrtf keeps a call to libm's sqrtf
-  $CC -O2 "$@" $arch $inc -o "$t/$name" core/*.c $demo -lm 2>"$t/$name.err" && "$t/$name" >"$t/$name.out"
-}
-same_bits() { build "$@" && cmp "$t/ref.out" "$t/$1.out"; }
-other_bits() { build "$@" && ! cmp -s "$t/ref.out" "$t/$1.out"; }
+# the control: a*b+c where one rounding differs from two
+printf '#include "tr_config.h"\nfloat mad(float a, float b, float c) { return a * b + c; }\n' >"$t/g.c"
+printf 'float mad(float a, float b, float c) { return a * b + c; }\n' >"$t/u.c"
+printf '#include <stdio.h>\nfloat mad(float, float, float);\nint main(void) { volatile float a = 1.0f + 0x1p-12f, c = -(1.0f + 0x1p-11f); return mad(a, a, c) != 0.0f; }\n' >"$t/m.c"
+# shellcheck disable=SC2086
+fused() { $CC -O2 -ffp-contract=fast $arch -Icore/include -o "$t/$1" "$t/$1.c" "$t/m.c" && ! "$t/$1"; }
+check "control: -ffp-contract=fast fuses a multiply-add on this host without the guard" fused u
+not_fused() { $CC -O2 -ffp-contract=fast $arch -Icore/include -o "$t/$1" "$t/$1.c" "$t/m.c" && "$t/$1"; }
+check "control: with tr_config.h the same multiply-add is not fused" not_fused g
+
 # shellcheck disable=SC2086
 check "reference: the demo on core built with tinyring's flags" \
   sh -c '$1 -O2 $2 $3 -o "$4/ref" $5 "$6/libtinyring.a" && "$4/ref" >"$4/ref.out" && grep -q "^loss 0 " "$4/ref.out"' \
   _ "$CC" "$arch" "$inc" "$t" "$demo" "$B"
-check "-ffp-contract=fast (GNU dialect): builds, same losses and parameters as the reference" \
-  same_bits fast -ffp-contract=fast
-check "control: -std=c99 -ffp-contract=fast (no pragma) gives other bits, so the comparison can fail" \
-  other_bits iso -std=c99 -ffp-contract=fast
+# core compiled two files at a time; -lm: without -fno-math-errno, tr_sqrtf
+# keeps a call to libm's sqrtf
+# shellcheck disable=SC2086
+fast_same() {
+  mkdir -p "$t/o" &&
+    printf '%s\n' core/*.c | xargs -P 2 -I{} sh -c '$0 -O2 -ffp-contract=fast $1 $2 -c "$3" -o "$4/o/$(basename "$3" .c).o"' \
+      "$CC" "$arch" "$inc" {} "$t" &&
+    $CC -O2 -ffp-contract=fast $arch $inc -o "$t/fast" $demo "$t"/o/*.o -lm && "$t/fast" >"$t/fast.out" &&
+    cmp "$t/ref.out" "$t/fast.out"
+}
+check "-ffp-contract=fast (GNU dialect): builds, same losses and parameters as the reference" fast_same
 report float_guard
