@@ -60,7 +60,7 @@ BENCH_TARGETS += bench-core
 A64_BENCH := $(CROSS_DIR)/a64-bench/bench_core
 $(A64_BENCH): test/bench/core/bench_core.c $(CROSS_DIR)/isa/a64/libtinyring.a $(CORE_HDRS)
 	@mkdir -p $(dir $@)
-	$(A64_CC) -std=gnu99 -Wall -Wextra -O3 -ffp-contract=off -static -Icore -o $@ $< \
+	$(A64_CC) -std=gnu99 -Wall -Wextra -O3 -ffp-contract=off -static -Icore/include -Icore -o $@ $< \
 	  $(CROSS_DIR)/isa/a64/libtinyring.a
 .PHONY: bench-core-a64
 bench-core-a64: $(A64_BENCH)
