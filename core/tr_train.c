@@ -108,7 +108,6 @@ static int layout(struct tr_train *t, const struct tr_train_config *c, struct tr
     int lossy = tr_codec_lossy(c->compress);
     void *model_mem, *scratch, *wire;
     float *residual, *res_copy, *anchor;
-    void *perm;
     uint32_t *idx;
     uint8_t *pixels, *labels;
     float *x, *lut, *bn_copy;
@@ -131,7 +130,6 @@ static int layout(struct tr_train *t, const struct tr_train_config *c, struct tr
     scratch_bytes = tr_comm_scratch_size(&cc);
     model_mem = tr_arena_alloc(a, model_bytes);
     scratch = tr_arena_alloc(a, scratch_bytes);
-    perm = tr_arena_alloc(a, (size_t)c->n_train * tr_sampler_width(c->n_train));
     idx = (uint32_t *)tr_arena_alloc(a, (size_t)c->batch * sizeof(uint32_t));
     pixels = (uint8_t *)tr_arena_alloc(a, (size_t)c->batch * sb);
     labels = (uint8_t *)tr_arena_alloc(a, c->batch);
@@ -149,7 +147,6 @@ static int layout(struct tr_train *t, const struct tr_train_config *c, struct tr
     if ((rc = tr_model_init_opt(&t->model, &c->model, c->batch, model_opts(c), model_mem,
                                 model_bytes)) < 0)
         return rc;
-    t->perm = perm;
     t->idx = idx;
     t->pixels = pixels;
     t->labels = labels;
@@ -217,7 +214,7 @@ int tr_train_init(struct tr_train *t, const struct tr_train_config *cfg, void *a
     t->deal_world = (uint32_t)cfg->world;
     t->deal_step = 0;
     t->steps = tr_train_priv_steps(t);
-    t->perm_epoch = UINT32_MAX;
+    t->sampler_epoch = UINT32_MAX;
     t->fault.rank = -1;
     t->phase = PH_IDLE;
     return 0;
@@ -244,6 +241,7 @@ uint64_t tr_train_config_hash(const struct tr_train *t)
     h = fnv64_u32(h, tr_float_bits(c->lr));
     h = fnv64_u32(h, tr_float_bits(c->momentum));
     h = fnv64_u32(h, tr_model_layout_hash(&t->model));
+    h = fnv64_u32(h, TR_SAMPLER_FEISTEL);
     if (c->compress != TR_CODEC_NONE)
         h = fnv64_u64(h, 0x434F4D5000000000ull + (uint64_t)c->compress);
     if (c->average_every >= 2)
@@ -276,7 +274,7 @@ static size_t state_bytes(size_t header, uint64_t n_params, uint64_t n_buffers, 
                                   n_buffers) + 4u;
 }
 
-/* An elastic run writes version 2 (the epoch's deal), a fixed world 1. */
+/* An elastic run writes version 4 (the epoch's deal), a fixed world 3. */
 static size_t header_of(const struct tr_train *t)
 {
     return t->cfg.elastic ? TR_STATE_HEADER2 : TR_STATE_HEADER;
@@ -360,16 +358,16 @@ long tr_train_state_save(const struct tr_train *t, int kind, void *buf, size_t l
     return (long)need;
 }
 
-/* Version 1 (96-byte header) or 2 (112, the deal); reserved bytes and
- * unknown flags belong to another version. */
+/* Version 3 or 1 (96-byte header), 4 or 2 (112, the deal); reserved bytes
+ * and unknown flags belong to another version. */
 static int version_check(const uint8_t *b, size_t len, struct tr_train_state_info *info)
 {
-    uint32_t head = tr_get_le32(b + 12);
+    uint32_t head = tr_get_le32(b + 12), v = info->version;
     uint32_t known = TR_STATE_HAS_MOMENTUM | TR_STATE_HAS_RESIDUAL;
-    if (info->version == TR_STATE_VERSION && head == TR_STATE_HEADER) {
+    if ((v == TR_STATE_VERSION || v == TR_STATE_VERSION_FY) && head == TR_STATE_HEADER) {
         info->header_len = TR_STATE_HEADER;
-    } else if (info->version == TR_STATE_VERSION2 && head == TR_STATE_HEADER2 &&
-               len >= TR_STATE_HEADER2 + 4u) {
+    } else if ((v == TR_STATE_VERSION2 || v == TR_STATE_VERSION2_FY) &&
+               head == TR_STATE_HEADER2 && len >= TR_STATE_HEADER2 + 4u) {
         info->header_len = TR_STATE_HEADER2;
         info->deal_first = tr_get_le32(b + 96);
         info->deal_world = tr_get_le32(b + 100);
@@ -438,11 +436,17 @@ int tr_train_state_check(const void *buf, size_t len, struct tr_train_state_info
         info->problem = TR_STATE_CRC;
         return TR_ERR_FORMAT;
     }
+    /* its position is in a shuffle this sampler does not deal */
+    if (info->kind == TR_STATE_CHECKPOINT &&
+        (info->version == TR_STATE_VERSION_FY || info->version == TR_STATE_VERSION2_FY)) {
+        info->problem = TR_STATE_OLD_SAMPLER;
+        return TR_ERR_FORMAT;
+    }
     return 0;
 }
 
-/* A position a run of this configuration passes through. Version 1: steps
- * done = epoch x steps per epoch + step. Version 2 (deals over changing
+/* A position a run of this configuration passes through. Fixed world: steps
+ * done = epoch x steps per epoch + step. Elastic (deals over changing
  * worlds): a deal that starts inside the epoch and a step within it. */
 static int position_check(const struct tr_train *t, const struct tr_train_state_info *in)
 {
@@ -820,12 +824,12 @@ static int step_compute(struct tr_train *t)
     unsigned n;
     int rc;
 
-    if (t->perm_epoch != t->epoch) {
-        tr_sampler_shuffle(t->perm, c->n_train, c->seed, t->epoch);
-        t->perm_epoch = t->epoch;
+    if (t->sampler_epoch != t->epoch) {
+        tr_sampler_init(&t->sampler, c->n_train, c->seed, t->epoch);
+        t->sampler_epoch = t->epoch;
     }
-    n = tr_sampler_batch(t->perm, c->n_train, t->deal_first, t->deal_world, (uint32_t)c->rank,
-                         c->batch, t->step - t->deal_step, t->idx);
+    n = tr_sampler_batch(&t->sampler, t->deal_first, t->deal_world, (uint32_t)c->rank, c->batch,
+                         t->step - t->deal_step, t->idx);
     if (c->elastic)   /* the last completed step's, for a rollback */
         tr_float_copy(t->bn_copy, t->model.buffers, t->model.n_buffers);
     r->n = n;

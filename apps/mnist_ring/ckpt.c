@@ -134,8 +134,15 @@ int mr_ckpt_read(const char *path, int kind, void **bytes, size_t *len,
         snprintf(err, errlen, "%s: not a tinyring %s (wrong magic)", path, name);
         break;
     case TR_STATE_VERSION_DIFFERS:
-        snprintf(err, errlen, "%s: unsupported version %u (this program reads %u)", path,
-                 (unsigned)info->version, TR_STATE_VERSION);
+        snprintf(err, errlen, "%s: unsupported version %u (this program reads %u and %u)", path,
+                 (unsigned)info->version, TR_STATE_VERSION, TR_STATE_VERSION2);
+        break;
+    case TR_STATE_OLD_SAMPLER:
+        snprintf(err, errlen, "%s: checkpoint version %u was written by a tinyring whose sampler "
+                 "shuffled with Fisher-Yates; this one deals another order (version %u and %u "
+                 "checkpoints), so that run cannot go on bit for bit: finish it with the build "
+                 "that wrote it, or start again without --resume", path, (unsigned)info->version,
+                 TR_STATE_VERSION, TR_STATE_VERSION2);
         break;
     case TR_STATE_SIZE:
         snprintf(err, errlen, "%s: truncated or padded: %zu bytes, header says %zu", path,

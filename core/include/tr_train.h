@@ -23,9 +23,9 @@
  *
  * Memory: one caller-owned arena, sized first (tr_train_arena_size runs the
  * layout code in measure mode, so the size is exactly what init uses):
- * the model (its own size query), the collectives' scratch, the sampler's
- * permutation (2 bytes per training sample, 4 beyond 65,536), one batch of
- * indices, pixels, labels and model input.
+ * the model (its own size query), the collectives' scratch, one batch of
+ * indices, pixels, labels and model input. Nothing grows with the number
+ * of samples: the sampler computes the shuffle where it is read.
  *
  * Driving it: tr_train_begin, then tr_train_next until it returns 0 (done)
  * or a negative tr_err; every positive return is an event the application
@@ -64,16 +64,19 @@
  * for what the collective waits for), before calling it again. Computing a
  * step or an evaluation is one call.
  *
- * State bytes (a checkpoint "TRINGCKP" or a model "TRINGMDL"; version 1,
- * or version 2 when written by an elastic run; integers and IEEE-754
- * binary32 little-endian):
+ * State bytes (a checkpoint "TRINGCKP" or a model "TRINGMDL"; version 3,
+ * or version 4 when written by an elastic run; integers and IEEE-754
+ * binary32 little-endian). Versions 1 and 2 are the same layouts written
+ * before the sampler computed its shuffle (Fisher-Yates into an array):
+ * a model file of either is read, a checkpoint is refused
+ * (TR_STATE_OLD_SAMPLER), as its run cannot go on in the same order.
  *   off  size  field
  *     0     8  magic
- *     8     4  version (1 or 2)
- *    12     4  header bytes (96 for version 1, 112 for version 2)
+ *     8     4  version (3 or 4; 1 or 2)
+ *    12     4  header bytes (96 for versions 3 and 1, 112 for 4 and 2)
  *    16     8  configuration hash (tr_train_config_hash)
  *    24     4  model layout hash (tr_model_layout_hash)
- *    28     4  world size (version 2: the world when it was written)
+ *    28     4  world size (elastic: the world when it was written)
  *    32     4  batch per rank
  *    36     4  epoch in progress, 0-based (model: epochs done)
  *    40     4  steps of that epoch done
@@ -83,12 +86,12 @@
  *    64     8  n_params
  *    72     8  n_buffers
  *    80     8  training samples
- *    88     4  flags: bit 0 = momentum present (checkpoints); version 2:
+ *    88     4  flags: bit 0 = momentum present (checkpoints); elastic:
  *              bit 1 = the BN average of this step is still due; bit 2 =
  *              residual present (checkpoints of a run with a lossy
- *              cfg.compress; either version)
+ *              cfg.compress; fixed or elastic)
  *    92     4  0
- *   version 2 only: the epoch's current deal (tr_sampler_* above)
+ *   elastic (version 4) only: the epoch's current deal (tr_sampler_* above)
  *    96     4  first position of the deal
  *   100     4  world the deal is over
  *   104     4  step of the epoch at which the deal began
@@ -112,25 +115,40 @@
 
 /* ---- the sampler (PyTorch's DistributedSampler, shuffle on, drop_last off)
  *
- * perm is a permutation of 0..n-1 drawn from (seed, epoch). A deal hands
- * positions first.. of it to world ranks: the list perm[first..n) is padded
- * by repeating its head up to a multiple of world, rank r takes padded
- * positions r, r+world, r+2*world, ... (its shard, ceil((n-first)/world)
- * long), in batches of `batch`; the last batch may be short. first is 0 for
- * a whole epoch; a later position deals out the rest of an epoch (steps
- * done by all ranks consume a prefix of the padded list: s steps of batch B
- * over world W consume s*B*W positions). */
+ * The shuffle of an epoch is a permutation perm of 0..n-1 drawn from
+ * (seed, epoch) and computed one position at a time (a keyed Feistel
+ * network with cycle walking, tr_sampler.c): a struct tr_sampler of a few
+ * words, whatever n. A deal hands positions first.. of it to world ranks:
+ * the list perm[first..n) is padded by repeating its head up to a multiple
+ * of world, rank r takes padded positions r, r+world, r+2*world, ... (its
+ * shard, ceil((n-first)/world) long), in batches of `batch`; the last batch
+ * may be short. first is 0 for a whole epoch; a later position deals out
+ * the rest of an epoch (steps done by all ranks consume a prefix of the
+ * padded list: s steps of batch B over world W consume s*B*W positions).
+ *
+ * Before state version 3 the shuffle was Fisher-Yates into an array of n
+ * entries in the arena; checkpoints of that sampler are refused
+ * (TR_STATE_OLD_SAMPLER). */
 
-/* A permutation of n is stored in n entries of this many bytes: 2 when
- * n <= 65536 (MNIST's 60,000: 117 KiB), else 4. */
-unsigned tr_sampler_width(uint32_t n);
+#define TR_SAMPLER_ROUNDS 6       /* Feistel rounds (even) */
+#define TR_SAMPLER_FEISTEL 2u     /* this sampler, in the configuration hash */
 
-/* perm[0..n) = the shuffle of (seed, epoch): Fisher-Yates from the top
- * with tr_rng stream 0x5348554646 + epoch. */
-void tr_sampler_shuffle(void *perm, uint32_t n, uint64_t seed, uint32_t epoch);
+/* The shuffle of one epoch. */
+struct tr_sampler {
+    uint32_t n;                   /* samples */
+    uint32_t ha, hb;              /* widths of the network's two parts */
+    uint32_t key[TR_SAMPLER_ROUNDS];
+};
 
-/* Entry i of perm. */
-uint32_t tr_sampler_at(const void *perm, uint32_t n, uint32_t i);
+/* The shuffle of (seed, epoch) over n samples: the round keys are the first
+ * TR_SAMPLER_ROUNDS numbers of tr_rng stream 0x5348554646 + epoch. */
+void tr_sampler_init(struct tr_sampler *s, uint32_t n, uint64_t seed, uint32_t epoch);
+
+/* perm[i], for i < n. */
+uint32_t tr_sampler_at(const struct tr_sampler *s, uint32_t i);
+
+/* The inverse: the i with perm[i] == v, for v < n. */
+uint32_t tr_sampler_index(const struct tr_sampler *s, uint32_t v);
 
 /* Samples per rank of a deal: ceil((n - first) / world); 0 if first >= n. */
 uint32_t tr_sampler_shard(uint32_t n, uint32_t first, uint32_t world);
@@ -140,7 +158,7 @@ uint32_t tr_sampler_steps(uint32_t n, uint32_t first, uint32_t world, uint32_t b
 
 /* The samples of step `step` for `rank`: writes up to batch indices into
  * idx and returns how many (0 past the end of the shard). */
-unsigned tr_sampler_batch(const void *perm, uint32_t n, uint32_t first, uint32_t world,
+unsigned tr_sampler_batch(const struct tr_sampler *s, uint32_t first, uint32_t world,
                           uint32_t rank, uint32_t batch, uint32_t step, uint32_t *idx);
 
 /* ---- the trainer */
@@ -322,9 +340,8 @@ struct tr_train {
     uint64_t config_hash;         /* tr_train_config_hash */
     size_t   sample_bytes;        /* in_c * in_h * in_w */
     size_t   arena_used;          /* bytes of the arena in use */
+    struct tr_sampler sampler;    /* the shuffle of sampler_epoch */
     /* arena pieces */
-    void     *perm;               /* (n_train) the shuffle of perm_epoch,
-                                   * tr_sampler_width(n_train) bytes an entry */
     uint32_t *idx;                /* (batch) sample indices of one batch */
     uint8_t  *pixels;             /* (batch, sample_bytes) */
     uint8_t  *labels;             /* (batch) */
@@ -338,7 +355,7 @@ struct tr_train {
     uint32_t step;                /* steps of it done */
     uint32_t steps;               /* steps per epoch */
     uint64_t global_step;         /* steps done in total */
-    uint32_t perm_epoch;          /* epoch perm holds; UINT32_MAX: none */
+    uint32_t sampler_epoch;       /* epoch sampler is for; UINT32_MAX: none */
     int      stepped;             /* a step of this epoch ran in this process */
     int      phase;               /* internal state machine (tr_train.c) */
     int      start_status;        /* rank 0: 0, or why it cannot start */
@@ -406,8 +423,10 @@ int tr_train_init(struct tr_train *t, const struct tr_train_config *cfg,
                   void *arena, size_t size);
 
 /* The configuration hash: FNV-1a 64 over world (0 when elastic), batch, seed, algorithm,
- * training samples and sync_every (u64 each), lr and momentum (float bits)
- * and the model's layout hash, all little-endian; then, only when set (so
+ * training samples and sync_every (u64 each), lr and momentum (float bits),
+ * the model's layout hash and the sampler (u32 TR_SAMPLER_FEISTEL; the
+ * Fisher-Yates sampler before it hashed nothing, so ranks of the two
+ * refuse each other), all little-endian; then, only when set (so
  * that runs without them keep their hash and checkpoints), the u64
  * 0x434F4D5000000000 + compress and 0x4156470000000000 + average_every. The hello carries
  * (uint32_t)(hash ^ hash >> 32) as its layout field. */
@@ -480,12 +499,14 @@ enum tr_train_state_kind {
     TR_STATE_MODEL      = 1    /* "TRINGMDL": parameters and BN buffers */
 };
 
-#define TR_STATE_VERSION 1u        /* fixed world */
-#define TR_STATE_VERSION2 2u       /* elastic runs */
-#define TR_STATE_HEADER  96u       /* version 1 */
-#define TR_STATE_HEADER2 112u      /* version 2 */
+#define TR_STATE_VERSION 3u        /* fixed world */
+#define TR_STATE_VERSION2 4u       /* elastic runs */
+#define TR_STATE_VERSION_FY 1u     /* fixed world, Fisher-Yates sampler */
+#define TR_STATE_VERSION2_FY 2u    /* elastic, Fisher-Yates sampler */
+#define TR_STATE_HEADER  96u       /* fixed world */
+#define TR_STATE_HEADER2 112u      /* elastic */
 #define TR_STATE_HAS_MOMENTUM 1u
-#define TR_STATE_SYNC_DUE 2u       /* version 2 only */
+#define TR_STATE_SYNC_DUE 2u       /* elastic only */
 #define TR_STATE_HAS_RESIDUAL 4u   /* a lossy codec's error-feedback residual */
 
 /* Why bytes are not a state (tr_train_state_check), for messages. */
@@ -495,7 +516,9 @@ enum tr_state_problem {
     TR_STATE_MAGIC,            /* not "TRINGCKP" / "TRINGMDL" */
     TR_STATE_VERSION_DIFFERS,  /* another version or header size */
     TR_STATE_SIZE,             /* length differs from what the header says */
-    TR_STATE_CRC               /* CRC mismatch: corrupt */
+    TR_STATE_CRC,              /* CRC mismatch: corrupt */
+    TR_STATE_OLD_SAMPLER       /* a sound checkpoint of version 1 or 2: its
+                                * run dealt another shuffle */
 };
 
 /* The header of state bytes, decoded. */
@@ -509,7 +532,7 @@ struct tr_train_state_info {
     uint64_t global_step, seed, n_params, n_buffers, n_train;
     uint32_t flags;
     uint32_t header_len;       /* TR_STATE_HEADER or TR_STATE_HEADER2 */
-    uint32_t deal_first, deal_world, deal_step;   /* version 2; 0, world, 0 in 1 */
+    uint32_t deal_first, deal_world, deal_step;   /* elastic; else 0, world, 0 */
     size_t   expect_len;       /* length the header implies (0 if absurd) */
 };
 
@@ -520,14 +543,16 @@ size_t tr_train_state_size(const struct tr_train *t, int kind);
  * BN buffers). Returns the bytes written, or TR_ERR_NOMEM if len is short. */
 long tr_train_state_save(const struct tr_train *t, int kind, void *buf, size_t len);
 
-/* Decode and check bytes without a trainer: magic, version, length, CRC.
- * Returns 0 or TR_ERR_FORMAT, with info->problem saying why. */
+/* Decode and check bytes without a trainer: magic, version, length, CRC,
+ * and a checkpoint of the old sampler. Returns 0 or TR_ERR_FORMAT, with
+ * info->problem saying why (the header is decoded whenever the magic is
+ * right). */
 int tr_train_state_check(const void *buf, size_t len, struct tr_train_state_info *info);
 
 /* Restore a checkpoint into t: TR_ERR_FORMAT (tr_train_state_check, or a
- * model file, or a position outside the run, or a version 1 state in an
+ * model file, or a position outside the run, or a version 3 state in an
  * elastic run or the reverse), TR_ERR_MISMATCH (another configuration hash
- * or model size). An elastic run takes a version 2 state written at any
+ * or model size). An elastic run takes a version 4 state written at any
  * world; its start deals the rest of the epoch out over the world of the
  * run. Nothing is changed on failure. */
 int tr_train_state_load(struct tr_train *t, const void *buf, size_t len);

@@ -153,16 +153,21 @@ st=$?
 check "resume with another lr fails" test $st -ne 0
 check "... saying the configuration differs" grep -q "different configuration" "$T/cfg.err"
 
-# --- a checkpoint written by mnist_ring before core's trainer existed
-# (test/fixtures/mnist_ring_v1.ck: --nproc 2 --epochs 3 --lr 0.01 --seed 5
-# --checkpoint-every 2 on gen_idx 600 100 7, stopped by --max-steps 4) is read,
-# and the run ends where that binary's uninterrupted run ended, bit for bit
+# --- a checkpoint written by mnist_ring before the sampler computed its
+# shuffle (test/fixtures/mnist_ring_v1.ck, version 1: --nproc 2 --epochs 3
+# --lr 0.01 --seed 5 --checkpoint-every 2 on gen_idx 600 100 7, stopped by
+# --max-steps 4; resumed, that binary ended at params e47f0099c3fabc08) is
+# refused, naming its version, and left as it was
 cp "$here/test/fixtures/mnist_ring_v1.ck" "$T/v1.ck"
 $TO 120 "$MR" --data "$T/raw" --nproc 2 --epochs 3 --lr 0.01 --seed 5 --checkpoint-every 2 \
-   --debug-param-hash --quiet --checkpoint "$T/v1.ck" --resume >"$T/v1.out" 2>"$T/v1.err"
-check "pre-trainer checkpoint: resumed at epoch 2, step 1" grep -q "resuming from .*epoch 2, step 1 (4 steps done)" "$T/v1.out"
-check "pre-trainer checkpoint: final params and BN statistics == the pre-trainer binary's uninterrupted run" \
-  test "$(final_of "$T/v1.err")" = "e47f0099c3fabc08 4b83e8219fcb8b12"
+   --debug-param-hash --quiet --checkpoint "$T/v1.ck" --resume --save-model "$T/v1.trm" >"$T/v1.out" 2>"$T/v1.err"
+st=$?
+check "old-sampler checkpoint: refused (exit $st)" test $st -ne 0
+check "old-sampler checkpoint: the message names the file, version 1 and the sampler" \
+  grep -q "$T/v1.ck: checkpoint version 1 was written by a tinyring whose sampler shuffled with Fisher-Yates" "$T/v1.err"
+check "old-sampler checkpoint: no step trained, file unchanged, no model written" \
+  sh -c '! grep -q param-hash "$1" && cmp -s "$2" "$3" && [ ! -e "$4" ]' _ "$T/v1.err" \
+  "$here/test/fixtures/mnist_ring_v1.ck" "$T/v1.ck" "$T/v1.trm"
 
 # --- bad data: message naming the file and problem, non-zero exit, nothing written
 for kind in magic truncated count dims labelrange; do

@@ -1,5 +1,6 @@
-/* test/app: unit tests of core's trainer (core/include/tr_train.h): the sampler
- * against the order mnist_ring always used, the arena size query, the
+/* test/app: unit tests of core's trainer (core/include/tr_train.h): the
+ * sampler (a bijection at any size, the padded and strided deal), the arena
+ * size query, the
  * event sequence, the state bytes and their restore, failures of the
  * loader and the model, and rings of simulated ranks driven through the
  * non-blocking tr_train_poll (bit-identical ranks, a configuration
@@ -14,29 +15,94 @@
 #include "tinyring.h"
 #include "tr_codec.h"
 #include "tr_train.h"
+#include "tr_util.h"
 
-/* ---- the sampler mnist_ring shipped before the trainer, as it was
- * (apps/mnist_ring/sampler.c): a whole permutation, then the shard */
-static void old_shard(uint32_t n, uint32_t world, uint32_t rank, uint64_t seed, uint32_t epoch,
-                      uint32_t *perm, uint32_t *idx, uint32_t *shard)
+
+/* CRC-32 of zlib, bit by bit */
+static uint32_t crc32_of(const uint8_t *p, size_t n)
 {
-    struct tr_rng r;
-    tr_rng_seed(&r, seed, 0x5348554646ull + epoch);
-    for (uint32_t i = 0; i < n; i++)
-        perm[i] = i;
-    for (uint32_t i = n - 1; i > 0; i--) {
-        uint32_t j = tr_rng_below(&r, i + 1), t = perm[i];
-        perm[i] = perm[j];
-        perm[j] = t;
+    uint32_t c = 0xffffffffu;
+    for (size_t i = 0; i < n; i++) {
+        c ^= p[i];
+        for (int k = 0; k < 8; k++)
+            c = (c >> 1) ^ (0xedb88320u & (0u - (c & 1u)));
     }
+    return ~c;
+}
+
+/* ---- the sampler */
+
+/* The deal as mnist_ring and the trainer always did it (DistributedSampler:
+ * the whole permutation, padded by its head to a multiple of world, rank r
+ * taking positions r, r+world, ...), on a permutation written out in full */
+static void ref_shard(const uint32_t *perm, uint32_t n, uint32_t world, uint32_t rank,
+                      uint32_t *idx, uint32_t *shard)
+{
     *shard = (uint32_t)(((uint64_t)n + world - 1) / world);
     for (uint32_t k = 0; k < *shard; k++)
         idx[k] = perm[(uint32_t)(((uint64_t)k * world + rank) % n)];
 }
 
+/* Every position of 0..n-1 maps into 0..n-1, no value twice, and the
+ * inverse maps each back; returns the violations. */
+static unsigned bijection_bad(const struct tr_sampler *s, uint32_t n)
+{
+    uint8_t *seen = calloc(n / 8 + 1, 1);
+    unsigned bad = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t v = tr_sampler_at(s, i);
+        if (v >= n || (seen[v / 8] >> (v % 8) & 1u) || tr_sampler_index(s, v) != i) {
+            bad++;
+            continue;
+        }
+        seen[v / 8] |= (uint8_t)(1u << (v % 8));
+    }
+    free(seen);
+    return bad;
+}
+
+static void test_sampler_bijection(void)
+{
+    static const uint32_t small[] = { 1, 2, 3, 4, 5, 15, 16, 17, 255, 600, 60000, 65535,
+                                      65536, 65537, (1u << 20) + 3 };
+    static const uint32_t huge[] = { (1u << 31) - 1, (1u << 31) + 11, 3u << 30, 0xffffffffu };
+    unsigned bad = 0, cases = 0;
+    uint64_t x = 0x243f6a8885a308d3ull;
+    for (size_t t = 0; t < sizeof small / sizeof small[0]; t++)
+        for (uint32_t e = 0; e < (small[t] > 70000u ? 1u : 3u); e++) {
+            struct tr_sampler s;
+            tr_sampler_init(&s, small[t], 7 + e, e);
+            bad += bijection_bad(&s, small[t]);
+            cases++;
+        }
+    TH_CHECK(bad == 0 && cases > 40, "sampler: %u positions break the bijection (%u cases)", bad,
+             cases);
+    /* 2^31-ish: every round of the network is a bijection of the 2^b words
+     * by construction, the walk inverts; on random points both ways */
+    bad = 0;
+    for (size_t t = 0; t < sizeof huge / sizeof huge[0]; t++) {
+        struct tr_sampler s;
+        uint32_t n = huge[t], fixed = 0;
+        tr_sampler_init(&s, n, 11 + t, (uint32_t)t);
+        for (int k = 0; k < 20000; k++) {
+            uint32_t i, v, p;
+            x ^= x << 13; x ^= x >> 7; x ^= x << 17;   /* xorshift64 */
+            i = (uint32_t)(x % n);
+            v = tr_sampler_at(&s, i);
+            p = tr_sampler_index(&s, i);
+            bad += v >= n || tr_sampler_index(&s, v) != i || p >= n || tr_sampler_at(&s, p) != i;
+            fixed += v == i;
+        }
+        bad += fixed > 2;
+        bad += tr_sampler_index(&s, tr_sampler_at(&s, n - 1)) != n - 1 ||
+               tr_sampler_index(&s, tr_sampler_at(&s, 0)) != 0;
+    }
+    TH_CHECK(bad == 0, "sampler near 2^31: %u points whose inverse disagrees", bad);
+}
+
 static void test_sampler_order(void)
 {
-    static const uint32_t ns[] = { 1, 7, 600, 601, 1000, 65536, 70001 };   /* 2- and 4-byte entries */
+    static const uint32_t ns[] = { 1, 2, 3, 7, 600, 601, 1000, 60000, 65537, 70001 };
     static const uint32_t batches[] = { 1, 7, 100 };
     int diffs = 0, cases = 0, partition_bad = 0;
     for (size_t t = 0; t < sizeof ns / sizeof ns[0]; t++)
@@ -44,20 +110,20 @@ static void test_sampler_order(void)
             for (size_t b = 0; b < 3; b++)
                 for (uint32_t epoch = 0; epoch < 3; epoch += 2) {
                     uint32_t n = ns[t], B = batches[b], shard;
-                    uint32_t *old = malloc(n * 4), *idx = malloc(n * 4);
-                    void *perm = malloc((size_t)n * tr_sampler_width(n));
+                    uint32_t *perm = malloc(n * 4), *idx = malloc(n * 4);
                     uint32_t *seen = calloc(n, 4), *ref = malloc(((n + world) / world + 1) * 4);
                     uint32_t extra = 0;
-                    tr_sampler_shuffle(perm, n, 42 + epoch, epoch);
+                    struct tr_sampler s;
+                    tr_sampler_init(&s, n, 42 + epoch, epoch);
+                    for (uint32_t i = 0; i < n; i++)
+                        perm[i] = tr_sampler_at(&s, i);
                     for (uint32_t r = 0; r < world; r++) {
                         uint32_t steps = tr_sampler_steps(n, 0, world, B), got = 0;
-                        old_shard(n, world, r, 42 + epoch, epoch, old, ref, &shard);
-                        for (uint32_t i = 0; i < n; i++)
-                            diffs += old[i] != tr_sampler_at(perm, n, i);
+                        ref_shard(perm, n, world, r, ref, &shard);
                         partition_bad += tr_sampler_shard(n, 0, world) != shard ||
                                          steps != (shard + B - 1) / B;
                         for (uint32_t k = 0; k < steps; k++) {
-                            unsigned c = tr_sampler_batch(perm, n, 0, world, r, B, k, idx);
+                            unsigned c = tr_sampler_batch(&s, 0, world, r, B, k, idx);
                             partition_bad += c != (shard - k * B < B ? shard - k * B : B);
                             for (unsigned i = 0; i < c; i++) {
                                 diffs += idx[i] != ref[k * B + i];
@@ -66,7 +132,7 @@ static void test_sampler_order(void)
                             got += c;
                         }
                         partition_bad += got != shard ||
-                                         tr_sampler_batch(perm, n, 0, world, r, B, steps, idx) != 0;
+                                         tr_sampler_batch(&s, 0, world, r, B, steps, idx) != 0;
                         cases++;
                     }
                     for (uint32_t i = 0; i < n; i++) {
@@ -74,20 +140,57 @@ static void test_sampler_order(void)
                         extra += seen[i] - (seen[i] > 0);
                     }
                     partition_bad += extra != shard * world - n;
-                    free(perm); free(old); free(idx); free(seen); free(ref);
+                    free(perm); free(idx); free(seen); free(ref);
                 }
-    TH_CHECK(diffs == 0, "sampler: %d indices differ from mnist_ring's order (%d cases)", diffs, cases);
+    TH_CHECK(diffs == 0, "sampler: %d indices differ from the padded, strided deal (%d cases)",
+             diffs, cases);
     TH_CHECK(partition_bad == 0, "sampler: %d shard/step/partition violations", partition_bad);
-    TH_CHECK(tr_sampler_width(65536) == 2 && tr_sampler_width(65537) == 4, "entry widths");
-    {   /* seeds and epochs change the order */
-        uint16_t a[1000], b[1000];
-        tr_sampler_shuffle(a, 1000, 1, 0);
-        tr_sampler_shuffle(b, 1000, 2, 0);
-        TH_CHECK(memcmp(a, b, sizeof a) != 0, "sampler: the seed does not change the shuffle");
-        tr_sampler_shuffle(b, 1000, 1, 1);
-        TH_CHECK(memcmp(a, b, sizeof a) != 0, "sampler: the epoch does not change the shuffle");
-        tr_sampler_shuffle(b, 1000, 1, 0);
-        TH_CHECK(memcmp(a, b, sizeof a) == 0, "sampler: same seed and epoch, another shuffle");
+    {   /* seeds and epochs change the order; the same (seed, epoch), the same */
+        struct tr_sampler a, b;
+        int same_seed = 0, same_epoch = 0, again = 0;
+        tr_sampler_init(&a, 1000, 1, 0);
+        for (uint32_t i = 0; i < 1000; i++) {
+            tr_sampler_init(&b, 1000, 2, 0);
+            same_seed += tr_sampler_at(&a, i) == tr_sampler_at(&b, i);
+            tr_sampler_init(&b, 1000, 1, 1);
+            same_epoch += tr_sampler_at(&a, i) == tr_sampler_at(&b, i);
+            tr_sampler_init(&b, 1000, 1, 0);
+            again += tr_sampler_at(&a, i) == tr_sampler_at(&b, i);
+        }
+        TH_CHECK(same_seed < 10, "sampler: another seed, %d of 1000 positions alike", same_seed);
+        TH_CHECK(same_epoch < 10, "sampler: another epoch, %d of 1000 positions alike", same_epoch);
+        TH_CHECK(again == 1000, "sampler: same seed and epoch, another shuffle");
+    }
+    {   /* a shuffle, not a near-identity: MNIST's 60,000, the first 6,000
+         * positions spread over the tenths of the set, few fixed points */
+        struct tr_sampler s;
+        unsigned tenth[10] = { 0 }, fixed = 0, lo = 6000, hi = 0;
+        tr_sampler_init(&s, 60000, 42, 0);
+        for (uint32_t i = 0; i < 60000; i++) {
+            uint32_t v = tr_sampler_at(&s, i);
+            fixed += v == i;
+            if (i < 6000)
+                tenth[v / 6000]++;
+        }
+        for (int k = 0; k < 10; k++) {
+            lo = tenth[k] < lo ? tenth[k] : lo;
+            hi = tenth[k] > hi ? tenth[k] : hi;
+        }
+        TH_CHECK(fixed < 8 && lo > 480 && hi < 720,
+                 "sampler: 60000 shuffled poorly (%u fixed points, tenths %u..%u of 6000)",
+                 fixed, lo, hi);
+    }
+    {   /* the order is part of the checkpoint format (version 3 and 4: a
+         * resumed run goes on in the same order): a change of the sampler
+         * must change the version, and these values */
+        static const uint32_t want[8] = { 48370, 48317, 7454, 50931, 32380, 21486, 58727, 40677 };
+        struct tr_sampler s;
+        int ok = 1;
+        tr_sampler_init(&s, 60000, 42, 0);
+        for (uint32_t i = 0; i < 8; i++)
+            ok &= tr_sampler_at(&s, i) == want[i];
+        TH_CHECK(ok, "sampler: the order of version 3 changed (%u %u %u ...)",
+                 tr_sampler_at(&s, 0), tr_sampler_at(&s, 1), tr_sampler_at(&s, 2));
     }
 }
 
@@ -97,12 +200,10 @@ static void test_sampler_order(void)
 static void test_sampler_redeal(void)
 {
     enum { N = 601 };
-    uint16_t perm[N];
-    uint32_t idx[64], pos[N];
+    struct tr_sampler sp;
+    uint32_t idx[64];
     int bad = 0;
-    tr_sampler_shuffle(perm, N, 9, 4);
-    for (uint32_t i = 0; i < N; i++)
-        pos[perm[i]] = i;
+    tr_sampler_init(&sp, N, 9, 4);
     for (uint32_t w0 = 1; w0 <= 4; w0++)
         for (uint32_t s = 0; s * 10 * w0 < N; s += 3)
             for (uint32_t w1 = 1; w1 <= 5; w1++) {
@@ -110,15 +211,16 @@ static void test_sampler_redeal(void)
                 uint32_t steps = tr_sampler_steps(N, first, w1, 10);
                 for (uint32_t r = 0; r < w1; r++)
                     for (uint32_t k = 0; k < steps; k++) {
-                        unsigned c = tr_sampler_batch(perm, N, first, w1, r, 10, k, idx);
+                        unsigned c = tr_sampler_batch(&sp, first, w1, r, 10, k, idx);
                         for (unsigned i = 0; i < c; i++) {
-                            bad += pos[idx[i]] < first;
+                            bad += tr_sampler_index(&sp, idx[i]) < first;
                             seen[idx[i]]++;
                         }
                     }
                 for (uint32_t i = first; i < N; i++) {
-                    bad += seen[perm[i]] == 0;
-                    extra += seen[perm[i]] - (seen[perm[i]] > 0);
+                    uint32_t v = tr_sampler_at(&sp, i);
+                    bad += seen[v] == 0;
+                    extra += seen[v] - (seen[v] > 0);
                 }
                 bad += extra != tr_sampler_shard(N, first, w1) * w1 - (N - first);
             }
@@ -361,7 +463,7 @@ static void test_state(void)
              info.epoch == 0 && info.step == 2 && info.global_step == 2 && info.world == 1 &&
              info.batch == 8 && info.seed == 3 && info.n_train == 20 &&
              info.config_hash == tr_train_config_hash(&a->t), "header fields");
-    TH_CHECK(!memcmp(s1, "TRINGCKP", 8) && s1[8] == 1 && s1[12] == 96 && s1[40] == 2,
+    TH_CHECK(!memcmp(s1, "TRINGCKP", 8) && s1[8] == 3 && s1[12] == 96 && s1[40] == 2,
              "header bytes do not follow the documented layout");
 
     /* restore into a fresh trainer: the same bytes back, the same future */
@@ -406,6 +508,31 @@ static void test_state(void)
         }
         TH_CHECK(before == tr_train_hash(b->t.model.params, b->t.model.n_params) &&
                  b->t.epoch == 2 && b->t.global_step == 6, "a refused state changed the trainer");
+        /* a sound checkpoint of the Fisher-Yates sampler (version 1): refused
+         * for what it is; a model file of version 1 still reads */
+        memcpy(bad, s1, len);
+        bad[8] = 1;
+        tr_put_le32(bad + len - 4, crc32_of(bad, len - 4));
+        rc = tr_train_state_check(bad, len, &info);
+        TH_CHECK(rc == TR_ERR_FORMAT && info.problem == TR_STATE_OLD_SAMPLER && info.version == 1 &&
+                 info.global_step == 2, "version 1 checkpoint: rc %d problem %d", rc, info.problem);
+        TH_CHECK(tr_train_state_load(&b->t, bad, len) == TR_ERR_FORMAT && b->t.global_step == 6 &&
+                 before == tr_train_hash(b->t.model.params, b->t.model.n_params),
+                 "a version 1 checkpoint loaded");
+        bad[8] = 3;
+        tr_put_le32(bad + len - 4, crc32_of(bad, len - 4));
+        TH_CHECK(tr_train_state_check(bad, len, &info) == 0, "the CRC of the test is not zlib's");
+        {
+            size_t ml = tr_train_state_size(&a->t, TR_STATE_MODEL);
+            uint8_t *mdl = malloc(ml);
+            TH_CHECK(tr_train_state_save(&a->t, TR_STATE_MODEL, mdl, ml) == (long)ml && mdl[8] == 3,
+                     "a model saves as version 3");
+            mdl[8] = 1;
+            tr_put_le32(mdl + ml - 4, crc32_of(mdl, ml - 4));
+            TH_CHECK(tr_train_state_check(mdl, ml, &info) == 0 && info.kind == TR_STATE_MODEL &&
+                     info.version == 1, "a version 1 model file: problem %d", info.problem);
+            free(mdl);
+        }
     }
     /* another configuration, a model file */
     {
@@ -462,7 +589,7 @@ static void test_failures(void)
     TH_CHECK(tr_train_next(&r->t, &rep) == TR_TRAIN_START, "start");
     TH_CHECK(tr_train_next(&r->t, &rep) == TR_TRAIN_STEP, "step 1");
     /* the sample at position 3 of step 2 gets label 10: loss refuses it */
-    r->d.bad_label_at = (int)tr_sampler_at(r->t.perm, r->d.n_train, 3 + 8);
+    r->d.bad_label_at = (int)tr_sampler_at(&r->t.sampler, 3 + 8);
     h0 = tr_train_hash(r->t.model.params, r->t.model.n_params);
     rc = tr_train_next(&r->t, &rep);
     TH_CHECK(rc == TR_ERR_INVAL && tr_train_last_fault(&r->t)->what == TR_TRAIN_LOSS &&
@@ -999,7 +1126,7 @@ static void test_elastic_request_any_turn(void)
     free(g);
 }
 
-/* An elastic run's checkpoint (version 2: the deal) resumes at another
+/* An elastic run's checkpoint (version 4: the deal) resumes at another
  * world: taken when the ring is lost, it restarts 2 ranks that train the
  * same parameters as the 2 survivors that went on without it. */
 static void test_elastic_state(void)
@@ -1018,16 +1145,16 @@ static void test_elastic_state(void)
     len = (long)tr_train_state_size(&g->r[0]->t, TR_STATE_CHECKPOINT);
     buf = malloc((size_t)len);
     TH_CHECK(tr_train_state_save(&g->r[0]->t, TR_STATE_CHECKPOINT, buf, (size_t)len) == len &&
-             tr_train_state_check(buf, (size_t)len, &in) == 0 && in.version == 2 &&
+             tr_train_state_check(buf, (size_t)len, &in) == 0 && in.version == 4 &&
              in.header_len == TR_STATE_HEADER2 && in.global_step == 5 && in.deal_world == 3,
-             "a lost ring's state saves as version 2 (step %llu, deal world %u)",
+             "a lost ring's state saves as version 4 (step %llu, deal world %u)",
              (unsigned long long)in.global_step, in.deal_world);
     ering_reform(g);
     ering_run(g);
     ering_open(h, 2, 1);
     h->r[0]->t.phase = 0;     /* begun by ering_open: begin again from the bytes */
     TH_CHECK(tr_train_begin(&h->r[0]->t, buf, (size_t)len) == 0 &&
-             h->r[0]->t.global_step == 5, "version 2 loads at world 2");
+             h->r[0]->t.global_step == 5, "version 4 loads at world 2");
     ering_run(h);
     TH_CHECK(ering_same_end(g, &p1, &b1) && ering_same_end(h, &p2, &b2) && p1 == p2 &&
              h->r[0]->t.global_step == g->r[0]->t.global_step,
@@ -1178,6 +1305,7 @@ static void test_average_every(void)
 
 int main(void)
 {
+    test_sampler_bijection();
     test_sampler_order();
     test_sampler_redeal();
     test_arena();

@@ -29,7 +29,7 @@ def main(model_path, data):
     assert raw[:8] == b'TRINGMDL', 'magic'
     version, hdr = struct.unpack_from('<II', raw, 8)
     n_params, n_buffers = struct.unpack_from('<QQ', raw, 64)
-    assert version == 1 and hdr == 96, 'version/header'
+    assert version in (1, 3) and hdr == 96, 'version/header'  # 1: before the sampler changed
     assert struct.unpack_from('<I', raw, len(raw) - 4)[0] == zlib.crc32(raw[:-4]), 'crc'
     f = np.frombuffer(raw[96:-4], '<f4')
     assert len(f) == n_params + n_buffers, 'size'

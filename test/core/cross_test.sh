@@ -4,8 +4,9 @@
 # QEMU, passes its own checks (GEMM fast against reference bitwise on the
 # seed's shapes and on subnormal products, a training step fast against the
 # reference kernels) and prints exactly what the host twin prints: the
-# GEMM results' hashes, the loss bits of every training step and the hashes
-# of the parameters and BN statistics after them. The variants after the
+# GEMM results' hashes, the sampler's deals (hashes of the indices), the
+# loss bits of every training step and the hashes of the parameters and BN
+# statistics after them. The variants after the
 # first train on other execution plans: their training lines must equal the
 # first variant's too (the plans compute the same bits). On an x86-64 host
 # the host twin built again for AVX2 and for SSE2 prints the same lines,
@@ -25,6 +26,7 @@ for var in "$@"; do
   check "$var: host twin trained 3 steps and passed its checks" \
     sh -c '[ "$(grep -c "^step " "$1")" -eq 3 ] && grep -q "^all checks passed" "$1"' _ "$out/host-$var.cmp"
   if [ "$var" = "$first" ]; then
+    check "$var: host twin printed the sampler's deals" sh -c '[ "$(grep -c "^sampler n=" "$1")" -eq 8 ]' _ "$out/host-$var.cmp"
     check "$var: host twin ran the GEMM checks" sh -c '[ "$(grep -c "same bits as the reference" "$1")" -ge 30 ]' _ "$out/host-$var.cmp"
   else
     check "$var: trains to the same bits as $first (another plan)" \

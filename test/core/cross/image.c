@@ -7,6 +7,8 @@
  *     against their references, bitwise, on the seed net's and the narrow
  *     net's shapes, odd sizes and operands whose products fall below the
  *     smallest normal float; each result's hash is printed;
+ *   - the sampler: hashes of the batches of some deals (MNIST's size, odd
+ *     sizes, near 2^32) and its inverse on them;
  *   - a whole training step of the net with the fast kernels against the
  *     reference kernels (loss and every gradient within a float tolerance).
  * Always: the size query (at build time through the generated
@@ -417,6 +419,49 @@ static int train_inplace(uint32_t want_params, uint32_t want_bn)
     return hp != want_params || hb != want_bn;
 }
 
+#if IMAGE_CHECKS
+/* The sampler (integers only) deals the same indices on every target: a
+ * hash of the batches some deals hand one rank, at MNIST's size, odd sizes
+ * and near 2^32, and the inverse on the same points. */
+static int sampler_check(void)
+{
+    static const struct {
+        uint32_t n, epoch, first, world, rank, batch;
+    } deal[] = {
+        { 60000, 0, 0, 1, 0, 1 }, { 60000, 3, 0, 4, 3, 8 }, { 60000, 1, 12345, 3, 1, 4 },
+        { 10000, 0, 0, 2, 1, 100 }, { 3, 0, 0, 2, 1, 1 }, { 65537, 2, 0, 5, 4, 7 },
+        { 2147483659u, 1, 0, 8, 5, 16 }, { 0xffffffffu, 0, 1000, 64, 63, 3 },
+    };
+    uint32_t idx[100];
+    size_t d;
+    int bad = 0;
+    for (d = 0; d < sizeof deal / sizeof deal[0]; d++) {
+        struct tr_sampler s;
+        uint32_t h = TR_FNV32_INIT, step;
+        char buf[96], *p;
+        tr_sampler_init(&s, deal[d].n, 42, deal[d].epoch);
+        for (step = 0; step < 6; step++) {
+            unsigned k, c = tr_sampler_batch(&s, deal[d].first, deal[d].world, deal[d].rank,
+                                             deal[d].batch, step, idx);
+            for (k = 0; k < c; k++)
+                bad += tr_sampler_at(&s, tr_sampler_index(&s, idx[k])) != idx[k];
+            h = tr_fnv1a32(h, idx, c * sizeof idx[0]);
+            h = tr_fnv1a32(h, &c, sizeof c);
+        }
+        p = put_str(buf, "sampler n=");
+        p = put_u64(p, deal[d].n);
+        p = put_str(p, " epoch=");
+        p = put_u64(p, deal[d].epoch);
+        p = put_str(p, " batches hash ");
+        p = put_hex(p, h);
+        line_end(buf, p);
+    }
+    if (bad)
+        img_puts("FAIL: the sampler's inverse\n");
+    return bad != 0;
+}
+#endif
+
 int img_main(void)
 {
     struct tr_model_desc d;
@@ -431,6 +476,7 @@ int img_main(void)
         fails += gemm_check(&shapes_at[i], 0, 1) + gemm_check(&shapes_at[i], 1, 1);
     for (i = 0; i < sizeof plane_shapes / sizeof plane_shapes[0]; i++)
         fails += plane_check(&plane_shapes[i]);
+    fails += sampler_check();
 #endif
     tr_model_desc_convnet(&d, IMAGE_C1, IMAGE_C2, 10);
     d.plan = IMAGE_PLAN;
