@@ -168,7 +168,7 @@ static int layout(struct tr_train *t, const struct tr_train_config *c, struct tr
     t->comm_scratch_bytes = scratch_bytes;
     if (c->world > 1) {
         t->config_hash = tr_train_config_hash(t);
-        cc.layout_hash = (uint32_t)(t->config_hash ^ (t->config_hash >> 32));
+        cc.layout_hash = tr_train_priv_hello_hash(t);
         return tr_comm_init(&t->comm, &cc, c->tp, scratch, scratch_bytes);
     }
     return 0;
@@ -251,6 +251,16 @@ uint64_t tr_train_config_hash(const struct tr_train *t)
     if (c->elastic && c->grad_mode == TR_TRAIN_GRADS_BUCKET)
         h = fnv64_u64(h, 0x4255434B4554ull);
     return h;
+}
+
+/* The hello's layout field: the configuration hash and max_steps, where
+ * the job ends (a rank that stops early would leave the others waiting
+ * for it round after round). Not in the configuration hash itself: a
+ * checkpoint may go on with another --max-steps. */
+uint32_t tr_train_priv_hello_hash(const struct tr_train *t)
+{
+    uint64_t h = fnv64_u64(t->config_hash, t->cfg.max_steps);
+    return (uint32_t)(h ^ (h >> 32));
 }
 
 /* ---- the state as bytes */

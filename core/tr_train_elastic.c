@@ -123,7 +123,7 @@ static int hello(struct tr_train *t)
     if (t->cfg.world == 1)
         return 0;
     tr_train_priv_comm_config(&t->cfg, &cc);
-    cc.layout_hash = (uint32_t)(t->config_hash ^ (t->config_hash >> 32));
+    cc.layout_hash = tr_train_priv_hello_hash(t);
     rc = tr_comm_init(&t->comm, &cc, t->cfg.tp, t->comm_scratch, t->comm_scratch_bytes);
     if (rc == 0)
         rc = tr_comm_hello_start(&t->comm);

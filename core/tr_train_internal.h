@@ -61,6 +61,7 @@ int  tr_train_priv_reduce(struct tr_train *t, int phase, int what, float *buf, s
 void tr_train_priv_comm_config(const struct tr_train_config *c, struct tr_comm_config *cc);
 uint32_t tr_train_priv_steps(const struct tr_train *t);
 void tr_train_priv_copy(float *dst, const float *src, size_t n);
+uint32_t tr_train_priv_hello_hash(const struct tr_train *t);
 
 /* tr_train_elastic.c */
 /* A collective failed in an elastic run: roll back to the last completed

@@ -501,7 +501,8 @@ static void report_fault(const struct mr_rank *r, int rc)
     case TR_TRAIN_HELLO:
         if (rc == TR_ERR_MISMATCH)
             fprintf(stderr, "mnist_ring: rank %d: the ranks' configurations differ (batch, lr, "
-                    "momentum, seed, --allreduce, --checkpoint-every, data set or model); "
+                    "momentum, seed, --allreduce, --checkpoint-every, --max-steps, data set or "
+                    "model); "
                     "start every rank with the same flags and data\n", r->rank);
         break;
     default:

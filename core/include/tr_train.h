@@ -429,7 +429,9 @@ int tr_train_init(struct tr_train *t, const struct tr_train_config *cfg,
  * refuse each other), all little-endian; then, only when set (so
  * that runs without them keep their hash and checkpoints), the u64
  * 0x434F4D5000000000 + compress and 0x4156470000000000 + average_every. The hello carries
- * (uint32_t)(hash ^ hash >> 32) as its layout field. */
+ * (uint32_t)(h ^ h >> 32) as its layout field, h = this hash with max_steps
+ * (u64) folded in: ranks that would stop at different steps refuse each
+ * other. */
 uint64_t tr_train_config_hash(const struct tr_train *t);
 
 /* Arm the start. Rank 0: state NULL starts from cfg.seed; else the bytes
