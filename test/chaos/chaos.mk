@@ -4,7 +4,10 @@
 #     [CHAOS_TIMEOUT=S]  the jobs' --timeout (3; more on a heavily loaded machine,
 #                        where a ring may not form within 3 s)
 #     [CHAOS_MIXED=P]    percent of mixed POSIX/lwIP jobs (33; they need root)
-#   make test-chaos                          the 60-second run of make test
+#     [CHAOS_STALL=S]    no new step or view on any rank for S s: a hang (8 x timeout + 20)
+#     [CHAOS_BOUND=S]    the backstop: no process of a job may take longer (600)
+#   make test-chaos                          the 60-second run of make test, and
+#                                            stall.sh: the hang rule on stand-in ranks
 CHAOS_S    ?= 600
 CHAOS_SEED ?=
 CHAOS_DEPS := $(BUILD)/mnist_ring $(BUILD)/test/app/gen_idx $(BUILD)/test/app/free_port lwip-test-bins
@@ -17,3 +20,4 @@ TEST_TARGETS += test-chaos
 test-chaos: $(CHAOS_DEPS)
 	@mkdir -p $(TR_RESULTS)
 	timeout 300 bash test/chaos/chaos.sh $(BUILD) 60 $(CHAOS_SEED)
+	timeout 150 bash test/chaos/stall.sh $(BUILD)

@@ -18,8 +18,12 @@
 # ring's new view. A job with --min-ranks 3 may go below it on purpose.
 #
 # The rules checked after every job:
-#   - every process ends by itself within the job's bound (else a hang);
-#     none dies of a signal the harness did not send (else a crash)
+#   - every process ends by itself (else a hang: no rank printed a new step
+#     or view for CHAOS_STALL s, default 8 x --timeout + 20, while one still
+#     ran; or a process outlived the backstop of CHAOS_BOUND s, default 600);
+#     none dies of a signal the harness did not send (else a crash). A job
+#     that is merely slow (a loaded machine) is not a hang: a fixed bound of
+#     90 s once killed a 10-epoch job still stepping on a machine at load 30
 #   - the ranks never faulted (and faulted ones that exit 0) exit 0 with one
 #     final parameter+BN hash among them (else diverged; a rank never faulted
 #     that the others dropped as frozen is counted as a false alarm); a job that went
@@ -39,7 +43,8 @@ MR=$B/mnist_ring
 T=$(mktemp -d /tmp/tr_chaos.XXXXXX)
 trap 'kill -9 $(jobs -p) 2>/dev/null; [ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT
 TIMEOUT=${CHAOS_TIMEOUT:-3}   # --timeout: small enough that a frozen rank is dropped in seconds
-BOUND=90                      # no process of a job may take longer (a hang)
+BOUND=${CHAOS_BOUND:-600}     # backstop: no process of a job may take longer (a hang)
+STALL=${CHAOS_STALL:-$((TIMEOUT * 8 + 20))}  # no new step or view on any rank this long: a hang
 
 echo "chaos: seed $SEED, $SECS s, --timeout $TIMEOUT (replay the schedule: make chaos CHAOS_S=$SECS CHAOS_SEED=$SEED$([ "$TIMEOUT" = 3 ] || echo " CHAOS_TIMEOUT=$TIMEOUT"))"
 RANDOM=$SEED
@@ -78,19 +83,38 @@ step_now() { cat "$T/$1".e* 2>/dev/null | awk '$1=="param-hash" && $5>m { m=$5 }
 views() { cat "$T/$1".e* 2>/dev/null | grep -c "^elastic: view "; }
 finished_any() { cat "$T/$1".o* 2>/dev/null | grep -q "^done:"; }
 ended() { ! kill -0 "$(cat "$T/$1.pid.$2")" 2>/dev/null; }
-# wait_until TENTHS CMD...: until CMD succeeds or the job is over
+# wait_until TENTHS CMD...: until CMD succeeds, the job is over, or no rank
+# printed a new step or view for STALL s (the hang is judged after the faults)
 wait_until() {
-  local n=$1; shift
+  local n=$1 p last_p="" last_t=$SECONDS seen=-1; shift
   for _ in $(seq "$n"); do
     "$@" && return 0
     finished_any "$NAME" && return 1
     [ -n "$(cat "$T/$NAME".rc.* 2>/dev/null)" ] && all_ended "$NAME" && return 1
+    if [ $SECONDS != $seen ]; then
+      seen=$SECONDS; p=$(progress "$NAME")
+      if [ "$p" != "$last_p" ]; then last_p=$p; last_t=$SECONDS
+      elif [ $((SECONDS - last_t)) -ge "$STALL" ]; then return 1
+      fi
+    fi
     sleep 0.1
   done
   return 1
 }
 all_ended() { local r; for r in $(seq 0 $(($(cat "$T/$1.n") - 1))); do ended "$1" "$r" || return 1; done; }
 step_past() { [ "$(step_now "$NAME")" -ge "$1" ]; }
+progress() { echo "$(step_now "$1") $(views "$1")"; }
+# stalled NAME: the ranks still running (but those left frozen) are killed
+# and listed in NAME.stalled
+stalled() {
+  local r p
+  for r in $(seq 0 $(($(cat "$T/$1.n") - 1))); do
+    awk -v r="$r" '$1==r { f=1 } END { exit !f }' "$T/$1.frozen" && continue
+    ended "$1" "$r" && continue
+    echo "$r" >>"$T/$1.stalled"
+    p=$(proc_of "$1" "$r"); [ -n "$p" ] && kill -9 "$p" 2>/dev/null
+  done
+}
 views_past() { [ "$(views "$NAME")" -gt "$1" ]; }
 
 # a stranger: random bytes, or an idle connection, to a port
@@ -115,7 +139,7 @@ run_job() {
     min=3; EXTRA="--min-ranks 3 --checkpoint $T/$NAME.ck"
   fi
   echo "$n" >"$T/$NAME.n"; free_port >"$T/$NAME.port"
-  : >"$T/$NAME.victims"; : >"$T/$NAME.frozen"; : >"$T/$NAME.log"
+  : >"$T/$NAME.victims"; : >"$T/$NAME.frozen"; : >"$T/$NAME.stalled"; : >"$T/$NAME.log"
   ln -sf "$T/$NAME.log" "$T/log"
   for r in $(seq 0 $((n - 1))); do start "$NAME" "$r"; done
   local nfaults=$((1 + RANDOM % 3)) out=0 i last
@@ -179,7 +203,9 @@ run_job() {
   [ $min -gt 0 ] && [ $((n - out)) -lt $min ] && out_rule=below
   # every process of the job ends by itself (timeout's 124/137 = a hang), but
   # for ranks left frozen: the harness ends them once all the others ended
-  local all
+  # for ranks left frozen: the harness ends them once all the others ended;
+  # a job where no rank printed a new step or view for STALL s is a hang
+  local all p last_p="" last_t=$SECONDS seen=-1
   while :; do
     all=1
     for r in $(seq 0 $((n - 1))); do
@@ -187,6 +213,14 @@ run_job() {
       ended "$NAME" "$r" || all=0
     done
     [ $all = 1 ] && break
+    if [ $SECONDS != $seen ]; then
+      seen=$SECONDS; p=$(progress "$NAME")
+      if [ "$p" != "$last_p" ]; then
+        last_p=$p; last_t=$SECONDS
+      elif [ $((SECONDS - last_t)) -ge "$STALL" ] && [ ! -s "$T/$NAME.stalled" ]; then
+        stalled "$NAME"
+      fi
+    fi
     sleep 0.1
   done
   while read -r r pid; do kill -9 "$pid" 2>/dev/null; done <"$T/$NAME.frozen"
@@ -213,8 +247,13 @@ check_job() {
   fi
   while read -r r st; do
     victim=0; grep -qw "$r" "$T/$name.victims" && victim=1
+    if grep -qx "$r" "$T/$name.stalled"; then
+      H=$((H + 1)); ok=0
+      echo "  rank $r hung (no rank printed a new step or view for $STALL s: killed)" >>"$T/$name.log"
+      continue
+    fi
     case $st in
-      124) H=$((H + 1)); ok=0; echo "  rank $r hung (killed by the bound of $BOUND s)" >>"$T/$name.log" ;;
+      124) H=$((H + 1)); ok=0; echo "  rank $r hung (killed by the backstop of $BOUND s)" >>"$T/$name.log" ;;
       137) [ $victim = 1 ] || { H=$((H + 1)); ok=0; echo "  rank $r hung (killed by the bound)" >>"$T/$name.log"; } ;;
       *) if [ "$st" -gt 128 ]; then
            C=$((C + 1)); ok=0; echo "  rank $r died of signal $((st - 128))" >>"$T/$name.log"
