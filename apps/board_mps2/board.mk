@@ -39,12 +39,15 @@ BOARD_LDFLAGS := $(M4F_ARCH) -nostartfiles --specs=nano.specs -T $(BOARD_LD) \
 BOARD_LIBS  := -lc -lgcc
 
 # the training images: core's trainer on the seed ConvNet (16/32), with a
-# static arena sized by core's size query for the largest batch per rank and
-# training set they accept (the settings come from the command line)
+# static arena sized by core's size query for the largest batch per rank,
+# the gradient mode (full, or bucket: no full gradient, docs/BUCKETS.md)
+# and the momentum (0: no momentum twin) they accept; any training set (the
+# sampler stores nothing per sample). The settings come from the command line.
 BOARD_C1 ?= 16
 BOARD_C2 ?= 32
 BOARD_BATCH_MAX ?= 4
-BOARD_TRAIN_MAX ?= 60000
+BOARD_MOMENTUM ?= 0.9
+BOARD_GRADS ?= full
 BOARD_SEGMENT ?= 4096
 # the execution plan the images train on: 0 fast, 1 lean (docs/DESIGN.md)
 BOARD_PLAN ?= 0
@@ -95,8 +98,8 @@ $(BOARD_OUT)/gen_cfg: $(BOARD_DIR)/tools/gen_cfg.c $(BUILD)/libtinyring.a $(CORE
 # regenerated on every make (the variables may come from the command line),
 # replaced only when it changes, so nothing rebuilds needlessly
 $(BOARD_OUT)/board_cfg.h: $(BOARD_OUT)/gen_cfg board-cfg-force
-	@$(BOARD_OUT)/gen_cfg header $(BOARD_C1) $(BOARD_C2) $(BOARD_BATCH_MAX) $(BOARD_TRAIN_MAX) \
-	  $(BOARD_SEGMENT) $(BOARD_PLAN) > $@.tmp
+	@$(BOARD_OUT)/gen_cfg header $(BOARD_C1) $(BOARD_C2) $(BOARD_BATCH_MAX) $(BOARD_SEGMENT) \
+	  $(BOARD_PLAN) $(BOARD_MOMENTUM) $(BOARD_GRADS) > $@.tmp
 	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; echo "board: $@ updated"; fi
 
 .PHONY: board-cfg-force
@@ -189,13 +192,13 @@ board-ring-small:
 # The 512 KiB board: the ring image with the RAM region capped at 512 KiB
 # (mps2_512k.ld: data, bss, stack and the arena; the link fails if they do
 # not fit), the small board's lwIP, the seed ConvNet on the lean plan at up
-# to 2 samples per step and 240 training samples (the ring test's), built
+# to 2 samples per step (any training set), built
 # into $(BUILD)/board-512k; it trains in the mixed ring with mnist_ring
 # ranks on the fast plan (suite board_mixed_512k; the killed-board part of
 # mixed.sh runs for the standard images only), then prints its RAM.
 BOARD_512K := $(BUILD)/board-512k
 BOARD_512K_VARS := BOARD_OUT=$(BOARD_512K) "BOARD_LWIP_DEFS=$(BOARD_SMALL_LWIP)" BOARD_PLAN=1 \
-                   BOARD_BATCH_MAX=2 BOARD_TRAIN_MAX=240 BOARD_LD=$(BOARD_DIR)/ld/mps2_512k.ld
+                   BOARD_BATCH_MAX=2 BOARD_LD=$(BOARD_DIR)/ld/mps2_512k.ld
 board-512k-image: $(BUILD)/mnist_ring $(BUILD)/test/app/gen_idx
 	@$(MAKE) --no-print-directory -s $(BOARD_512K_VARS) $(BOARD_512K)/ring.elf
 board-ring-512k: board-512k-image
@@ -213,8 +216,17 @@ test-board: $(BOARD_IMAGES) $(BOARD_HOST_TOOLS) board-512k-image
 	BUILD=$(BUILD) MAKE="$(MAKE)" bash test/board/test_profile.sh || st=1; \
 	$(MAKE) --no-print-directory -s board-ring-512k || st=1; exit $$st
 
+# the whole trainer arena (tr_train_arena_size) of each board configuration
+# at MNIST's 60,000 samples: c1 c2 batch plan momentum grads
+BOARD_TRAINER_CONFIGS := 16:32:4:0:0.9:full 16:32:2:1:0.9:full 16:32:1:1:0.9:full \
+                         16:32:1:1:0.9:bucket 16:32:1:1:0:bucket 4:8:4:1:0.9:bucket 4:8:4:1:0:bucket
 cross-board: $(BOARD_IMAGES) $(BOARD_OUT)/gen_cfg
 	@BUILD=$(BUILD) BOARD_OUT=$(BOARD_OUT) BOARD_SIZE=$(BOARD_SIZE) bash $(BOARD_DIR)/tools/sizes.sh
+	@echo "== the trainer's arena of the board configurations (gen_cfg trainer)"
+	@$(foreach c,$(BOARD_TRAINER_CONFIGS),$(BOARD_OUT)/gen_cfg trainer \
+	  $(word 1,$(subst :, ,$(c))) $(word 2,$(subst :, ,$(c))) $(word 3,$(subst :, ,$(c))) \
+	  $(BOARD_SEGMENT) $(word 4,$(subst :, ,$(c))) $(word 5,$(subst :, ,$(c))) \
+	  $(word 6,$(subst :, ,$(c))) &&) true
 
 TEST_TARGETS  += test-board
 CROSS_TARGETS += cross-board

@@ -27,8 +27,9 @@
 #include "settings.h"
 
 /* every byte the trainer uses: sized at build time by core's own query for
- * the largest batch and data set this image accepts (gen_cfg.c), checked
- * again at run time for the actual ones */
+ * the largest batch this image accepts, its gradient mode and momentum
+ * (gen_cfg.c; any number of samples: the sampler stores nothing per
+ * sample), checked again at run time for the actual settings */
 static uint8_t arena[BOARD_ARENA_BYTES] TR_ARENA_ALIGNED __attribute__((section(".psram")));
 static struct tr_train t;
 static struct board_settings s;
@@ -82,24 +83,26 @@ static int configure(const struct tr_transport *tp)
     c.timeout_ms = s.timeout_s * 1000u;
     c.segment_bytes = BOARD_SEGMENT;
     c.elastic = s.elastic;
+    c.grad_mode = BOARD_GRADS;      /* bucket: no full gradient (board.mk) */
     c.clock_us = clock_us;
     c.clock_ctx = 0;
     if ((e = tr_train_arena_size(&c, &need)) < 0 || need > sizeof arena) {
-        board_printf("train: batch %u with %u training samples needs %u bytes (%s); this image "
-                     "has %u (built for batch <= %u, <= %u samples)\n", s.batch,
-                     (unsigned)train_set.n, (unsigned)need, tr_strerror(e),
-                     (unsigned)sizeof arena, (unsigned)BOARD_BATCH_MAX,
-                     (unsigned)BOARD_TRAIN_MAX);
+        board_printf("train: batch %u at momentum %f needs %u bytes (%s); this image has %u "
+                     "(built for batch <= %u%s)\n", s.batch, (double)s.momentum,
+                     (unsigned)need, tr_strerror(e), (unsigned)sizeof arena,
+                     (unsigned)BOARD_BATCH_MAX,
+                     BOARD_MOMENTUM_ARENA ? "" : ", momentum 0: no room for a momentum twin");
         return -1;
     }
     if ((e = tr_train_init(&t, &c, arena, sizeof arena)) < 0) {
         board_printf("train: trainer init: %s\n", tr_strerror(e));
         return -1;
     }
-    board_printf("train: convnet %u/%u (%s plan), rank %d/%d, %u train / %u test samples, "
-                 "batch %u per rank, %u steps per epoch, lr %f, momentum %f, allreduce %s, "
-                 "arena %u of %u bytes\n", (unsigned)BOARD_C1, (unsigned)BOARD_C2,
-                 BOARD_PLAN == TR_PLAN_LEAN ? "lean" : "fast", s.rank, s.world,
+    board_printf("train: convnet %u/%u (%s plan, %s gradient), rank %d/%d, %u train / %u test "
+                 "samples, batch %u per rank, %u steps per epoch, lr %f, momentum %f, allreduce "
+                 "%s, arena %u of %u bytes\n", (unsigned)BOARD_C1, (unsigned)BOARD_C2,
+                 BOARD_PLAN == TR_PLAN_LEAN ? "lean" : "fast",
+                 BOARD_GRADS == TR_TRAIN_GRADS_BUCKET ? "bucket" : "full", s.rank, s.world,
                  (unsigned)train_set.n, (unsigned)test_set.n, s.batch, (unsigned)t.steps,
                  (double)s.lr, (double)s.momentum, board_algo_name(s.algo),
                  (unsigned)t.arena_used, (unsigned)sizeof arena);

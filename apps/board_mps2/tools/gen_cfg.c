@@ -2,14 +2,23 @@
  * host build/libtinyring.a). Asks core's size query for the board's model
  * variants and writes the header the firmware sizes its static arenas from:
  *
- *   gen_cfg header c1 c2 batch_max train_max segment [plan] > board_cfg.h
- *   (plan 0 fast, the default, or 1 lean: TR_PLAN_*)
+ *   gen_cfg header c1 c2 batch_max segment plan momentum grads > board_cfg.h
+ *   (plan 0 fast or 1 lean: TR_PLAN_*; momentum the SGD momentum the arena
+ *   is sized for: 0 holds no momentum twin; grads full or bucket:
+ *   TR_TRAIN_GRADS_*)
+ *   gen_cfg trainer c1 c2 batch segment plan momentum grads
+ *                       the same query as one line for `make cross`:
+ *                       "trainer c1=16 c2=32 plan=lean batch=1
+ *                       samples=60000 momentum=0.9 bytes=N grads=bucket"
  *   gen_cfg table c1,c2[,c1,c2...] b1,b2,...     RAM breakdown, markdown rows
  *
- * The firmware runs the query again at start-up for its actual settings
- * and refuses to train if they need more than the build reserved. The
- * arena holds only numbers at TR_ARENA_ALIGN boundaries (no pointers): its
- * size does not depend on the host's pointer width. */
+ * The trainer's arena does not grow with the training set (the sampler
+ * computes its shuffle): both commands ask the query at 1, 60,000 and
+ * 2^32-1 samples and fail if the answers differ. The firmware runs the
+ * query again at start-up for its actual settings and refuses to train if
+ * they need more than the build reserved. The arena holds only numbers at
+ * TR_ARENA_ALIGN boundaries (no pointers): its size does not depend on the
+ * host's pointer width. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,46 +54,111 @@ static int no_samples(void *ctx, int split, const uint32_t *idx, unsigned n, uin
     return 0;
 }
 
-/* The training image's arena: core's trainer for the variant at the largest
- * batch and training set the image accepts, in a ring (collective scratch
- * for the segment size); the size query lays it out in measure mode. */
-static int header(int argc, char **argv)
+struct image_cfg {
+    unsigned c1, c2, batch, seg, plan, grads;
+    float momentum;
+};
+
+static int grads_of(const char *s, unsigned *g)
 {
+    if (!strcmp(s, "full"))
+        *g = TR_TRAIN_GRADS_FULL;
+    else if (!strcmp(s, "bucket"))
+        *g = TR_TRAIN_GRADS_BUCKET;
+    else
+        return -1;
+    return 0;
+}
+
+/* c1 c2 batch segment plan momentum grads from argv[2..8] */
+static int parse(int argc, char **argv, struct image_cfg *ic)
+{
+    char *end;
+    if (argc != 9)
+        return -1;
+    ic->c1 = arg_u(argv[2]); ic->c2 = arg_u(argv[3]); ic->batch = arg_u(argv[4]);
+    ic->seg = arg_u(argv[5]); ic->plan = arg_u(argv[6]);
+    ic->momentum = strtof(argv[7], &end);
+    if (*end || end == argv[7] || !(ic->momentum >= 0.0f && ic->momentum < 1.0f)) {
+        fprintf(stderr, "gen_cfg: momentum %s is not in [0, 1)\n", argv[7]);
+        exit(2);
+    }
+    return grads_of(argv[8], &ic->grads);
+}
+
+/* The training image's arena: core's trainer for the variant at the largest
+ * batch the image accepts, in a ring (collective scratch for the segment
+ * size); the size query lays it out in measure mode. The same at any
+ * number of training samples, or this fails. */
+static size_t trainer_bytes(const struct image_cfg *ic)
+{
+    static const uint32_t samples[3] = { 1u, 60000u, 0xffffffffu };
     struct tr_train_config c;
     struct tr_transport none;
-    unsigned c1, c2, batch, n_train, seg, plan = TR_PLAN_FAST;
-    size_t bytes;
-    if (argc != 7 && argc != 8) {
-        fprintf(stderr, "usage: gen_cfg header c1 c2 batch_max train_max segment [plan]\n");
-        return 2;
-    }
-    c1 = arg_u(argv[2]); c2 = arg_u(argv[3]); batch = arg_u(argv[4]);
-    n_train = arg_u(argv[5]); seg = arg_u(argv[6]);
-    if (argc == 8)
-        plan = arg_u(argv[7]);
+    size_t bytes[3];
+    int i;
     memset(&c, 0, sizeof c);
     memset(&none, 0, sizeof none);
-    tr_model_desc_convnet(&c.model, c1, c2, 10);
-    c.model.plan = (uint8_t)plan;
-    c.batch = batch;
-    c.n_train = n_train;
+    tr_model_desc_convnet(&c.model, ic->c1, ic->c2, 10);
+    c.model.plan = (uint8_t)ic->plan;
+    c.batch = ic->batch;
     c.load = no_samples;
     c.epochs = 1;
     c.world = 2;              /* a ring: the collectives' scratch counts */
     c.tp = &none;             /* the size query never calls it */
-    c.segment_bytes = seg;
-    if (tr_train_arena_size(&c, &bytes) < 0) {
-        fprintf(stderr, "gen_cfg: size query failed for %u/%u batch %u, %u samples\n", c1, c2,
-                batch, n_train);
-        return 1;
+    c.segment_bytes = ic->seg;
+    c.momentum = ic->momentum;
+    c.grad_mode = (int)ic->grads;
+    for (i = 0; i < 3; i++) {
+        c.n_train = samples[i];
+        if (tr_train_arena_size(&c, &bytes[i]) < 0) {
+            fprintf(stderr, "gen_cfg: size query failed for %u/%u batch %u, %u samples\n",
+                    ic->c1, ic->c2, ic->batch, (unsigned)samples[i]);
+            exit(1);
+        }
     }
+    if (bytes[0] != bytes[1] || bytes[1] != bytes[2]) {
+        fprintf(stderr, "gen_cfg: the trainer's arena grows with the training set (%lu, %lu, "
+                "%lu bytes at 1, 60000, 2^32-1 samples)\n", (unsigned long)bytes[0],
+                (unsigned long)bytes[1], (unsigned long)bytes[2]);
+        exit(1);
+    }
+    return bytes[0];
+}
+
+static int header(int argc, char **argv)
+{
+    struct image_cfg ic;
+    size_t bytes;
+    if (parse(argc, argv, &ic) < 0) {
+        fprintf(stderr, "usage: gen_cfg header c1 c2 batch_max segment plan momentum "
+                "full|bucket\n");
+        return 2;
+    }
+    bytes = trainer_bytes(&ic);
     printf("/* generated by apps/board_mps2/tools/gen_cfg.c from core's size queries */\n");
     printf("#ifndef BOARD_CFG_H\n#define BOARD_CFG_H\n");
     printf("#define BOARD_C1 %uu\n#define BOARD_C2 %uu\n#define BOARD_BATCH_MAX %uu\n"
-           "#define BOARD_TRAIN_MAX %uu\n#define BOARD_SEGMENT %uu\n#define BOARD_PLAN %uu\n"
-           "#define BOARD_ARENA_BYTES %luu\n", c1, c2, batch, n_train, seg, plan,
-           (unsigned long)bytes);
+           "#define BOARD_SEGMENT %uu\n#define BOARD_PLAN %uu\n#define BOARD_GRADS %uu\n"
+           "#define BOARD_MOMENTUM_ARENA %d   /* 0: no momentum twin */\n"
+           "#define BOARD_ARENA_BYTES %luu\n", ic.c1, ic.c2, ic.batch, ic.seg, ic.plan,
+           ic.grads, ic.momentum != 0.0f, (unsigned long)bytes);
     printf("#endif\n");
+    return 0;
+}
+
+static int trainer(int argc, char **argv)
+{
+    struct image_cfg ic;
+    if (parse(argc, argv, &ic) < 0) {
+        fprintf(stderr, "usage: gen_cfg trainer c1 c2 batch segment plan momentum "
+                "full|bucket\n");
+        return 2;
+    }
+    printf("trainer c1=%u c2=%u plan=%s batch=%u samples=60000 momentum=%g bytes=%lu "
+           "grads=%s\n", ic.c1, ic.c2, ic.plan == TR_PLAN_LEAN ? "lean" : "fast", ic.batch,
+           (double)ic.momentum, (unsigned long)trainer_bytes(&ic),
+           ic.grads == TR_TRAIN_GRADS_BUCKET ? "bucket" : "full");
     return 0;
 }
 
@@ -146,8 +220,10 @@ int main(int argc, char **argv)
 {
     if (argc > 1 && !strcmp(argv[1], "header"))
         return header(argc, argv);
+    if (argc > 1 && !strcmp(argv[1], "trainer"))
+        return trainer(argc, argv);
     if (argc > 1 && !strcmp(argv[1], "table"))
         return table(argc, argv);
-    fprintf(stderr, "usage: gen_cfg header ... | gen_cfg table ...\n");
+    fprintf(stderr, "usage: gen_cfg header ... | gen_cfg trainer ... | gen_cfg table ...\n");
     return 2;
 }
