@@ -12,6 +12,7 @@ const char *tr_strerror(int err)
     case TR_ERR_BUSY:      return "a collective is already in progress";
     case TR_ERR_INVAL:     return "invalid argument";
     case TR_ERR_NOSPC:     return "no space left on device";
+    case TR_ERR_FLOAT:     return "core compiled with fused multiply-adds (-ffp-contract=fast): results would differ from other targets";
     case TR_ERR_RANGE:     return "NaN or infinity where a finite value is needed";
     case TR_ERR_MISMATCH:  return "peers disagree (job, world size, layout or count)";
     case TR_ERR_PROTO:     return "protocol error: unexpected bytes from peer";

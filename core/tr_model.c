@@ -57,6 +57,18 @@ void tr_model_desc_convnet(struct tr_model_desc *d, unsigned c1, unsigned c2,
  * (and a BN before every head with the first). done_at is the lowest layer
  * of the bucket; tr_model.c's layout lowers it for the lean plan's stream
  * (its weight gradient is made by the block before it). */
+/* The float guard's run-time half (tr_config.h): a multiply-add whose fused
+ * result (2^-24) differs from the two-rounding one (0), compiled with this
+ * file's flags. Where the compiler fused it in spite of the pragma (an
+ * explicit -ffp-contract=fast in an ISO dialect with GCC, or with Clang),
+ * core's other multiply-adds may be fused too. */
+static int fuses_multiply_add(void)
+{
+    volatile float a = 1.0f + 0x1p-12f, c = -(1.0f + 0x1p-11f);
+    float x = a, y = c;
+    return x * x + y != 0.0f;
+}
+
 static void cut_buckets(struct tr_model *m)
 {
     unsigned head[TR_MAX_LAYERS], nh = 0, i, b;
@@ -445,6 +457,8 @@ int tr_model_init_opt(struct tr_model *m, const struct tr_model_desc *d, unsigne
 
     if (m == NULL)
         return TR_ERR_INVAL;
+    if (fuses_multiply_add())
+        return TR_ERR_FLOAT;
     err = tr_arena_init(&a, arena, arena_size);
     if (err)
         return err;

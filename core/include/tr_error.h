@@ -16,6 +16,10 @@ enum tr_err {
     TR_ERR_BUSY     = -16,   /* a collective is already in progress */
     TR_ERR_INVAL    = -22,   /* bad argument or model description */
     TR_ERR_NOSPC    = -28,   /* no space left on a device (apps, checkpoints) */
+    TR_ERR_FLOAT    = -33,   /* core was compiled to fuse multiply-adds
+                              * (-ffp-contract=fast where the guard in
+                              * tr_config.h cannot stop it): its results would
+                              * differ from other targets' (tr_model_init) */
     TR_ERR_RANGE    = -34,   /* a value a lossy codec refuses to encode (NaN or
                               * infinity in a gradient, or a sum that overflowed) */
     TR_ERR_MISMATCH = -52,   /* peers disagree: job token, world size, layout, count */

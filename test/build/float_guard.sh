@@ -9,6 +9,9 @@
 #     refused at compile time, naming tr_config.h;
 #   - -ffp-contract=fast: core and the demo build, and the demo's losses and
 #     parameter hash equal those of core built with tinyring's flags;
+#   - -ffp-contract=fast where the pragma cannot act (GCC in an ISO dialect,
+#     Clang): the demo stops at tr_model_init with TR_ERR_FLOAT (the guard's
+#     run-time half, tr_model.c) or gives the reference's bits; never others;
 #   - the control: a multiply-add compiled with -ffp-contract=fast without
 #     the guard is fused on this host (so the comparison above can fail),
 #     and with the guard it is not.
@@ -61,4 +64,29 @@ fast_same() {
     cmp "$t/ref.out" "$t/fast.out"
 }
 check "-ffp-contract=fast (GNU dialect): builds, same losses and parameters as the reference" fast_same
+
+# the pragma's blind spots: refused at run time, or the reference's bits.
+# $1 compiler, $2 dialect flag, $3 output name
+# shellcheck disable=SC2086
+fast_refused_or_same() {
+  mkdir -p "$t/$3" &&
+    printf '%s\n' core/*.c | xargs -P 2 -I{} sh -c '$0 -O2 $1 -ffp-contract=fast $2 $3 -c "$4" -o "$5/$(basename "$4" .c).o"' \
+      "$1" "$2" "$arch" "$inc" {} "$t/$3" &&
+    $CC -O2 $arch $inc -o "$t/$3/demo" $demo "$t/$3"/*.o -lm || return 1
+  if "$t/$3/demo" >"$t/$3.out" 2>"$t/$3.err"; then
+    cmp "$t/ref.out" "$t/$3.out"
+  else
+    grep -q "fused multiply-adds" "$t/$3.err"
+  fi
+}
+check "-ffp-contract=fast, GCC -std=c99: refused at init or the reference's bits" \
+  fast_refused_or_same "$CC" -std=c99 gcc_iso
+if command -v clang >/dev/null; then
+  check "-ffp-contract=fast, Clang: refused at init or the reference's bits" \
+    fast_refused_or_same clang -std=gnu99 clang_fast
+fi
+# the run-time half can fail: with -ffp-contract=fast in an ISO dialect this
+# host fuses, so the demo must be the one refused (not merely the same bits)
+check "control: GCC -std=c99 -ffp-contract=fast is refused at init on this host" \
+  grep -q "fused multiply-adds" "$t/gcc_iso.err"
 report float_guard
