@@ -50,7 +50,7 @@ deps:
 test: deps
 	@rm -rf $(BUILD)/results; mkdir -p $(BUILD)/results
 	@st=0; $(MAKE) --no-print-directory -k $(TEST_TARGETS) || st=$$?; \
-	  bash test/summary.sh $(BUILD)/results; exit $$st
+	  bash test/summary.sh $(BUILD)/results || st=1; exit $$st
 
 # The benchmarks' peers (PyTorch, Open MPI's headers) besides the tests'
 # packages. Not fatal: without root, the benchmarks leave out the peers

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Sums the per-suite result files (one line each: "suite passed failed") that
-# test/harness.h and test/lib.sh write, and prints the closing line.
+# test/harness.h and test/lib.sh write, and prints the closing line. Exits 1
+# when any suite recorded a failure, so make test fails even where the
+# target that ran the suite exited 0.
 dir=${1:-build/results}
 p=0; f=0
 for r in "$dir"/*.txt; do
@@ -11,3 +13,4 @@ for r in "$dir"/*.txt; do
   done < "$r"
 done
 echo "tests: $p passed, $f failed"
+[ "$f" -eq 0 ]

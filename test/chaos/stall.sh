@@ -30,8 +30,10 @@ echo "final-hash rank $r params 00000000000000aa buffers 00000000000000bb" >&2
 exit 0
 EOS
 chmod +x "$T/b/mnist_ring"
-run() {   # MODE EVERY: one job, stall limit 3 s, at most 70 s
-  FAKE_MODE=$1 FAKE_EVERY=$2 CHAOS_STALL=3 CHAOS_MIXED=0 timeout -k 2 70 \
+run() {   # MODE EVERY: one job, stall limit 3 s, at most 70 s; the inner
+  # harness records no suite (the stand-ins' hang is the expected outcome,
+  # judged by the checks below, not a failure of make test)
+  TR_RESULTS= FAKE_MODE=$1 FAKE_EVERY=$2 CHAOS_STALL=3 CHAOS_MIXED=0 timeout -k 2 70 \
     bash "$here/test/chaos/chaos.sh" "$T/b" 6 7 >"$T/$1.out" 2>&1
 }
 t0=$SECONDS; run stall 0.1; st=$?; dt=$((SECONDS - t0))
