@@ -11,7 +11,7 @@
 # usage: a64_count.sh BENCH_CORE_A64 [batch]
 set -eu
 bin=$1; batch=${2:-1}
-command -v qemu-aarch64 >/dev/null || { echo "qemu-aarch64 missing (tools/apt-packages.txt)"; exit 1; }
+command -v qemu-aarch64 >/dev/null || { echo "qemu-aarch64 missing (test/tools/apt-packages.txt)"; exit 1; }
 one=-singlestep
 qemu-aarch64 -h | grep -q -- -one-insn-per-tb && one=-one-insn-per-tb
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT

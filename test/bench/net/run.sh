@@ -10,7 +10,7 @@
 # allreduce, fp16_compress_hook and powerSGD_hook (rank 2), in the same
 # minutes (tinyring's settings, then the peer's three hooks, per link and N).
 # The seeds' ConvNet, batch 100 per rank, lr 0.001, momentum 0.9, the data
-# tools/get-data.sh finds.
+# apps/mnist_ring/get-data.sh finds.
 #
 # samples/s: over the timed steps, after WARMUP (5) steps, as each program
 #   reports it (mnist_ring --warmup-steps; the peer as torch_seed002.py).
@@ -60,7 +60,7 @@ label() { case $1 in unshaped) echo unshaped ;; *gbit) echo "${1%gbit}Gbit/s" ;;
 
 [ "$(id -u)" -eq 0 ] || { echo "bench-net: needs root (network namespaces, tc); skipped"; exit 0; }
 [ -x "$MR" ] || { echo "bench-net: $MR missing"; exit 1; }
-data=$(bash "$root/tools/get-data.sh") || exit 1
+data=$(bash "$root/apps/mnist_ring/get-data.sh") || exit 1
 . "$root/test/net/shaped_net.sh"
 T=$(mktemp -d /tmp/trbn.XXXXXX)
 PIDS=()
@@ -269,7 +269,7 @@ t_start=$(date +%s)
 echo "bench-net: $(basename "$data") data ($data), batch 100/rank, lr 0.001, momentum 0.9, $(nproc) cores (shared: one run per figure, noisy)"
 echo "tinyring settings: $(cut -d'|' -f1 "$T/settings" | paste -sd, | sed 's/,/, /g')"
 [ $have_torch = 1 ] || [ "${BENCH_NET_TORCH:-1}" = 0 ] ||
-  echo "PyTorch peer skipped: needs /usr/bin/python3 with python3-torch (tools/apt-packages-bench.txt)"
+  echo "PyTorch peer skipped: needs /usr/bin/python3 with python3-torch (test/tools/apt-packages-bench.txt)"
 [ "${BENCH_NET_TORCH:-1}" = 0 ] && echo "PyTorch peer left out (BENCH_NET_TORCH=0)"
 } | tee "$T/head" >&2
 : >"$T/results"
