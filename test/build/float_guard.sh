@@ -53,13 +53,18 @@ check "control: with tr_config.h the same multiply-add is not fused" not_fused g
 check "reference: the demo on core built with tinyring's flags" \
   sh -c '$1 -O2 $2 $3 -o "$4/ref" $5 "$6/libtinyring.a" && "$4/ref" >"$4/ref.out" && grep -q "^loss 0 " "$4/ref.out"' \
   _ "$CC" "$arch" "$inc" "$t" "$demo" "$B"
-# core compiled two files at a time; -lm: without -fno-math-errno, tr_sqrtf
-# keeps a call to libm's sqrtf
+# core/*.c with -ffp-contract=fast into $3/, two files at a time, by
+# compiler $1 in dialect $2 (empty: the compiler's default); -lm at the
+# link: without -fno-math-errno, tr_sqrtf keeps a call to libm's sqrtf
+# shellcheck disable=SC2086
+core_fast() {
+  mkdir -p "$3" &&
+    printf '%s\n' core/*.c | xargs -P 2 -I{} sh -c '$0 -O2 $1 -ffp-contract=fast $2 $3 -c "$4" -o "$5/$(basename "$4" .c).o"' \
+      "$1" "$2" "$arch" "$inc" {} "$3"
+}
 # shellcheck disable=SC2086
 fast_same() {
-  mkdir -p "$t/o" &&
-    printf '%s\n' core/*.c | xargs -P 2 -I{} sh -c '$0 -O2 -ffp-contract=fast $1 $2 -c "$3" -o "$4/o/$(basename "$3" .c).o"' \
-      "$CC" "$arch" "$inc" {} "$t" &&
+  core_fast "$CC" "" "$t/o" &&
     $CC -O2 -ffp-contract=fast $arch $inc -o "$t/fast" $demo "$t"/o/*.o -lm && "$t/fast" >"$t/fast.out" &&
     cmp "$t/ref.out" "$t/fast.out"
 }
@@ -69,9 +74,7 @@ check "-ffp-contract=fast (GNU dialect): builds, same losses and parameters as t
 # $1 compiler, $2 dialect flag, $3 output name
 # shellcheck disable=SC2086
 fast_refused_or_same() {
-  mkdir -p "$t/$3" &&
-    printf '%s\n' core/*.c | xargs -P 2 -I{} sh -c '$0 -O2 $1 -ffp-contract=fast $2 $3 -c "$4" -o "$5/$(basename "$4" .c).o"' \
-      "$1" "$2" "$arch" "$inc" {} "$t/$3" &&
+  core_fast "$1" "$2" "$t/$3" &&
     $CC -O2 $arch $inc -o "$t/$3/demo" $demo "$t/$3"/*.o -lm || return 1
   if "$t/$3/demo" >"$t/$3.out" 2>"$t/$3.err"; then
     cmp "$t/ref.out" "$t/$3.out"
