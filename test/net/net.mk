@@ -1,5 +1,5 @@
 # test/net: ranks on shaped links, one network namespace per rank
-# (shaped_net.sh, shared with test/bench/net). test-net-shaped: 2 ranks over a
+# (test/testnet.sh, shared with test/bench/net). test-net-shaped: 2 ranks over a
 # tbf-shaped veth, a few steps under every mnist_ring setting, bit-identical
 # (needs root and iproute2).
 .PHONY: test-net-shaped

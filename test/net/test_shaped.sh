@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test-net-shaped: two mnist_ring ranks, each in its own network namespace,
-# over a tbf-shaped veth link (test/net/shaped_net.sh), a few steps under
+# over a tbf-shaped veth link (test/testnet.sh), a few steps under
 # every setting mnist_ring --help offers (each --compress value; one
 # --average-every K): both ranks finish, print the same parameter hash after
 # every step (--average-every: after its last, averaged) and at the end, and
@@ -20,7 +20,7 @@ if [ "$(id -u)" -ne 0 ]; then
   echo "net-shaped: needs root for network namespaces and tc" >&2
   fail "running as root"; report $SUITE; exit 1
 fi
-. "$here/test/net/shaped_net.sh"
+. "$here/test/testnet.sh"
 T=$(mktemp -d /tmp/trnt.XXXXXX)
 PIDS=()
 cleanup() {

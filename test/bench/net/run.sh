@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tinyring bench-net: training on shaped links, tinyring against PyTorch DDP.
 # Each rank runs in its own network namespace with a veth to a bridge
-# (test/net/shaped_net.sh); with a rate, tbf shapes both directions of every
+# (test/testnet.sh); with a rate, tbf shapes both directions of every
 # rank's link. Links: unshaped, 1 Gbit/s, 100 Mbit/s, 10 Mbit/s, 1 Mbit/s;
 # N=2 and N=4. On each: every tinyring setting mnist_ring --help offers (each
 # --compress value, each --average-every value with --compress none; read at
@@ -61,7 +61,7 @@ label() { case $1 in unshaped) echo unshaped ;; *gbit) echo "${1%gbit}Gbit/s" ;;
 [ "$(id -u)" -eq 0 ] || { echo "bench-net: needs root (network namespaces, tc); skipped"; exit 0; }
 [ -x "$MR" ] || { echo "bench-net: $MR missing"; exit 1; }
 data=$(bash "$root/apps/mnist_ring/get-data.sh") || exit 1
-. "$root/test/net/shaped_net.sh"
+. "$root/test/testnet.sh"
 T=$(mktemp -d /tmp/trbn.XXXXXX)
 PIDS=()
 cleanup() {
