@@ -63,8 +63,10 @@ static int rejoin(const struct tr_posix_elastic_config *ec, struct ring_elastic 
     int rc = tr_posix_elastic_find(&el, ec, 5000, err, sizeof err);
     if (rc == 1)
         rc = tr_posix_elastic_reform(&el, 0, &round, err, sizeof err);
-    else if (rc == 0)
+    else if (rc == 0) {
         snprintf(err, sizeof err, "no running job answered");
+        rc = TR_ERR_CLOSED;
+    }
     if (rc != 0) {
         fprintf(stderr, "posix rank %u: rejoin failed: %s\n", ec->rank, err);
         return rc < 0 ? rc : TR_ERR_CLOSED;
