@@ -4,6 +4,8 @@
 #     [CHAOS_TIMEOUT=S]  the jobs' --timeout (3; more on a heavily loaded machine,
 #                        where a ring may not form within 3 s)
 #     [CHAOS_MIXED=P]    percent of mixed POSIX/lwIP jobs (33; they need root)
+#     [CHAOS_KINDS=PLPL CHAOS_VICTIM=0 CHAOS_FAULT=restart]  one mixed case every time
+#     [CHAOS_KEEP=dir]   copy a failed mixed job's rank logs there
 #     [CHAOS_STALL=S]    no new step or view on any rank for S s: a hang (8 x timeout + 20)
 #     [CHAOS_BOUND=S]    the backstop: no process of a job may take longer (600)
 #   make test-chaos                          the 60-second run of make test, and
