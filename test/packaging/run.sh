@@ -66,15 +66,22 @@ check "port/dist/cmake/tinyring-sources.cmake reads the version from core/includ
     grep -Eq "^#define TR_VERSION_MAJOR +$maj\$" "$2" && grep -Eq "^#define TR_VERSION_MINOR +$min\$" "$2"' \
   _ "$version" "$root/core/include/tinyring.h"
 lwip_sources=$(tr ' ' ';' <<<"$TR_LWIP_SOURCES")
+# the consumer's configuration header (TR_CONFIG_FILE), for add_subdirectory
+# and the host install: TR_MAX_LAYERS 40, which core and the demo must agree on
+cfg=$here/consumer/config/consumer_tr_config.h
+cfg_line="config consumer_tr_config.h TR_MAX_LAYERS 40"
 board_sources=$(tr ' ' ';' <<<"$TR_BOARD_SOURCES")
 
 # 1. add_subdirectory, host, with the consumer's lwIP
 check "add_subdirectory: host consumer builds (core, posix, lwIP port on the consumer's lwIP)" \
   step subdir consumer subdir -DTR_CONSUME=subdir -DCMAKE_BUILD_TYPE=Release \
-    -DCMAKE_EXPORT_COMPILE_COMMANDS=ON -DTR_LWIP_DIR="$TR_LWIP_DIR" "-DTR_LWIP_SOURCES=$lwip_sources"
+    -DCMAKE_EXPORT_COMPILE_COMMANDS=ON -DTR_LWIP_DIR="$TR_LWIP_DIR" "-DTR_LWIP_SOURCES=$lwip_sources" \
+    -DTR_CONFIG_FILE="$cfg"
 "$out/subdir/consumer" >"$out/host.out" 2>&1
 check "add_subdirectory: the consumer trains 5 steps, the loss falls" \
   sh -c '"$1" "$2" losses "$3" && grep -qx "posix endpoint parsed" "$3"' _ "$py" "$here/checks.py" "$out/host.out"
+check "add_subdirectory: TR_CONFIG_FILE reaches core and the consumer (TR_MAX_LAYERS 40, the same losses below)" \
+  grep -qx "$cfg_line" "$out/host.out"
 check "add_subdirectory: tinyring::lwip runs, compiled with the project's lwipopts.h" \
   step lwip-run "$out/subdir/lwip_consumer"
 check "add_subdirectory: core's flags stay on core's objects, no -Werror anywhere" \
@@ -109,15 +116,17 @@ hp=$out/prefix-host
 # core as the Makefile builds it for the host: CORE_CFLAGS and HOST_ARCH
 check "install: host build with TINYRING_STRICT and HOST_ARCH, installed into a temporary prefix" \
   step install-host sh -c 'cmake -S "$1" -B "$2" -DCMAKE_BUILD_TYPE=Release -DTINYRING_STRICT=ON \
-      "-DCMAKE_C_FLAGS=$4" -DCMAKE_EXPORT_COMPILE_COMMANDS=ON && cmake --build "$2" -j2 &&
-      cmake --install "$2" --prefix "$3"' _ "$root" "$out/install-host" "$hp" "$TR_HOST_ARCH"
+      "-DCMAKE_C_FLAGS=$4" -DCMAKE_EXPORT_COMPILE_COMMANDS=ON -DTR_CONFIG_FILE="$5" &&
+      cmake --build "$2" -j2 && cmake --install "$2" --prefix "$3"' \
+    _ "$root" "$out/install-host" "$hp" "$TR_HOST_ARCH" "$cfg"
 check "install: libraries, headers, package config + version file, tinyring.pc" \
   sh -c 'cd "$1" && for f in lib/libtinyring.a lib/libtinyring_posix.a include/tinyring/tinyring.h \
       include/tinyring/tr_posix.h lib/cmake/tinyring/tinyringConfig.cmake \
       lib/cmake/tinyring/tinyringConfigVersion.cmake lib/pkgconfig/tinyring.pc; do [ -f "$f" ] || exit 1; done' _ "$hp"
-check "install: only public headers (core/include/*.h, tr_posix.h), none of core's or the port's internal ones" \
-  sh -c 'cd "$1/include/tinyring" && for h in *.h; do
-        [ -f "$2/core/include/$h" ] || [ "$h" = tr_posix.h ] || { echo "installed: $h"; exit 1; }; done &&
+check "install: only public headers (core/include/*.h, tr_posix.h, the TR_CONFIG_FILE), none of core's or the port's internal ones" \
+  sh -c 'cd "$1/include/tinyring" && [ -f consumer_tr_config.h ] && for h in *.h; do
+        [ -f "$2/core/include/$h" ] || [ "$h" = tr_posix.h ] || [ "$h" = consumer_tr_config.h ] ||
+          { echo "installed: $h"; exit 1; }; done &&
       for h in "$2"/core/*.h "$2"/port/posix/tr_posix_int.h; do
         [ ! -e "$(basename "$h")" ] || { echo "installed: $h"; exit 1; }; done' _ "$hp" "$root"
 check "CMake compiles core with the Makefile's CORE_CFLAGS (less -O, -I)" \
@@ -126,6 +135,9 @@ check "find_package(tinyring 0.1 COMPONENTS posix): host consumer builds" \
   step package consumer package -DTR_CONSUME=package -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$hp"
 "$out/package/consumer" >"$out/package.out" 2>&1
 check "find_package: same losses and parameters as add_subdirectory" same "$out/host.out" "$out/package.out"
+check "find_package: the installed TR_CONFIG_FILE reaches the consumer; tinyring::posix brings Threads::Threads" \
+  sh -c 'grep -qx "$1" "$2" && grep -q "INTERFACE_LINK_LIBRARIES \"tinyring::core;Threads::Threads\"" "$3"' \
+  _ "$cfg_line" "$out/package.out" "$hp/lib/cmake/tinyring/tinyringTargets.cmake"
 check "find_package(tinyring 9.9) is refused (version file)" \
   sh -c '! cmake -S "$1/consumer" -B "$2" -DTR_SOURCE_DIR="$3" -DTR_CONSUME=package \
       -DTR_TINYRING_VERSION=9.9 -DCMAKE_PREFIX_PATH="$4" >"$2.log" 2>&1 && grep -q "tinyringConfig.cmake, version: 0.1.0" "$2.log"' \
@@ -138,6 +150,7 @@ check "pkg-config: cc \$(pkg-config --cflags --libs tinyring) builds the consume
     _ "$out/pc-consumer" "$here/consumer"
 "$out/pc-consumer" >"$out/pkgconfig.out" 2>&1
 check "pkg-config: same losses and parameters as add_subdirectory" same "$out/host.out" "$out/pkgconfig.out"
+check "pkg-config: its Cflags carry the TR_CONFIG_FILE" grep -qx "$cfg_line" "$out/pkgconfig.out"
 unset PKG_CONFIG_PATH
 
 # 4. Cortex-M4F: install with the toolchain file, find_package, the Arduino layout

@@ -15,6 +15,9 @@ endif()
 if(TARGET tinyring_lwip)
   list(APPEND _tr_headers ${TINYRING_LWIP_HEADERS})
 endif()
+if(TR_CONFIG_FILE)
+  list(APPEND _tr_headers "${_tr_config}")
+endif()
 install(FILES ${_tr_headers} DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}/tinyring")
 install(EXPORT tinyringTargets NAMESPACE tinyring:: DESTINATION "${_tr_pkgdir}")
 
@@ -28,10 +31,18 @@ install(FILES "${CMAKE_CURRENT_BINARY_DIR}/tinyringConfig.cmake"
         DESTINATION "${_tr_pkgdir}")
 
 # pkg-config, for host builds outside CMake: core, and the POSIX port if built
-# (static libraries: the port first)
+# (static libraries: the port first, then what it needs: pthreads)
 set(TINYRING_PC_LIBS "-ltinyring")
 if(TARGET tinyring_posix)
-  set(TINYRING_PC_LIBS "-ltinyring_posix -ltinyring")
+  string(STRIP "-ltinyring_posix -ltinyring ${CMAKE_THREAD_LIBS_INIT}" TINYRING_PC_LIBS)
+endif()
+# TR_CONFIG_FILE as -include: pkg-config's output is shell-quoted, and a
+# quoted -DTR_CONFIG_FILE="..." keeps its backslashes in `cc $(pkg-config ...)`;
+# the header read before every source sets the same limits (tr_config.h's
+# defaults are all #ifndef)
+set(TINYRING_PC_CFLAGS "")
+if(TR_CONFIG_FILE)
+  set(TINYRING_PC_CFLAGS " -include ${_tr_config_name}")
 endif()
 file(RELATIVE_PATH TINYRING_PC_PREFIX
      "${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "${CMAKE_INSTALL_PREFIX}")

@@ -19,6 +19,9 @@ int main(void)
     for (s = 0; s < DEMO_STEPS; s++)
         printf("loss %u %08x\n", s, (unsigned)loss[s]);
     printf("params %08x\n", (unsigned)hash);
+#ifdef CONSUMER_TR_CONFIG
+    printf("config consumer_tr_config.h TR_MAX_LAYERS %u\n", (unsigned)TR_MAX_LAYERS);
+#endif
 #ifdef CONSUMER_POSIX
     {   /* tinyring::posix: its header and library came with the package */
         struct tr_posix_endpoint ep;
