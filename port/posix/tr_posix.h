@@ -112,7 +112,9 @@ struct tr_posix_config {
                                     * 0 = TR_LINK_HANDSHAKE_MS */
     int         sndbuf;            /* SO_SNDBUF bytes on ring links; 0 = default
                                     * (TR_POSIX_DEFAULT_SOCKBUF), < 0 = kernel autotuning */
-    int         rcvbuf;            /* SO_RCVBUF bytes, same convention */
+    int         rcvbuf;            /* SO_RCVBUF bytes, same convention; the
+                                    * default also clamps the window offered
+                                    * to TR_POSIX_DEFAULT_WINDOW */
     uint32_t    spin_us;           /* transport poll(): re-check without sleeping
                                     * for up to this long before it sleeps (saves
                                     * a wake-up when the neighbour answers fast;
@@ -135,6 +137,11 @@ struct tr_posix_config {
 #define TR_POSIX_SPIN_US     1000u   /* what AUTO spins when cores are free */
 
 #define TR_POSIX_DEFAULT_SOCKBUF (1024 * 1024)   /* SO_SNDBUF/SO_RCVBUF of ring links */
+/* TCP_WINDOW_CLAMP of ring links with the default rcvbuf: the bytes a peer
+ * may have in flight. The bandwidth-delay product of a LAN up to 1 Gbit/s
+ * at 0.4 ms round trip, and 34 full frames: below the 50 ms queue of a
+ * 10 Mbit/s link (test/net/shaped_net.sh), which a larger burst overflowed. */
+#define TR_POSIX_DEFAULT_WINDOW  (48 * 1024)
 
 /* One rank's listening address. */
 struct tr_posix_endpoint {

@@ -5,6 +5,8 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -227,6 +229,50 @@ static void test_transport(void)
     tr_posix_close(&px);               /* idempotent */
 }
 
+/* A TCP connection on loopback, both ends given tr_posix_link_opts(rcvbuf)
+ * (the listening end before listen, as the port does); the window clamp of
+ * the connecting end and of the accepted end. 0 on success. */
+static int clamp_of(int rcvbuf, int *connecting, int *accepted)
+{
+    struct sockaddr_in sa;
+    socklen_t len = sizeof sa, ol = sizeof(int);
+    int l = socket(AF_INET, SOCK_STREAM, 0), c = socket(AF_INET, SOCK_STREAM, 0), a = -1, rc = -1;
+    memset(&sa, 0, sizeof sa);
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (l >= 0 && c >= 0) {
+        tr_posix_link_opts(l, 0, rcvbuf);
+        tr_posix_link_opts(c, 0, rcvbuf);
+        if (bind(l, (struct sockaddr *)&sa, sizeof sa) == 0 && listen(l, 1) == 0 &&
+            getsockname(l, (struct sockaddr *)&sa, &len) == 0 &&
+            connect(c, (struct sockaddr *)&sa, sizeof sa) == 0 && (a = accept(l, NULL, NULL)) >= 0 &&
+            getsockopt(c, IPPROTO_TCP, TCP_WINDOW_CLAMP, connecting, &ol) == 0 &&
+            getsockopt(a, IPPROTO_TCP, TCP_WINDOW_CLAMP, accepted, &ol) == 0)
+            rc = 0;
+    }
+    if (a >= 0)
+        close(a);
+    if (c >= 0)
+        close(c);
+    if (l >= 0)
+        close(l);
+    return rc;
+}
+
+/* Ring links with the default receive buffer offer at most
+ * TR_POSIX_DEFAULT_WINDOW (both ends, the accepted one by inheritance);
+ * a caller's own rcvbuf, or autotuning, keeps the kernel's window. */
+static void test_link_window(void)
+{
+    int c = 0, a = 0;
+    TH_CHECK(clamp_of(0, &c, &a) == 0 && c == TR_POSIX_DEFAULT_WINDOW &&
+             a == TR_POSIX_DEFAULT_WINDOW, "default links: window clamped (%d, %d)", c, a);
+    TH_CHECK(clamp_of(-1, &c, &a) == 0 && c != TR_POSIX_DEFAULT_WINDOW &&
+             a != TR_POSIX_DEFAULT_WINDOW, "autotuned links: the kernel's window (%d, %d)", c, a);
+    TH_CHECK(clamp_of(256 * 1024, &c, &a) == 0 && c != TR_POSIX_DEFAULT_WINDOW &&
+             a != TR_POSIX_DEFAULT_WINDOW, "a caller's rcvbuf: the kernel's window (%d, %d)", c, a);
+}
+
 /* The spin policy: explicit values win; AUTO spins only when the ranks on
  * this host are known and fit the online CPUs. */
 static void test_spin_policy(void)
@@ -332,6 +378,7 @@ int main(void)
     test_token();
     test_plan();
     test_transport();
+    test_link_window();
     test_spin_policy();
     test_table();
     test_errno_codes();
