@@ -11,6 +11,7 @@
 #                            core/, port/lwip, the CMake helpers
 #   OUT/zephyr/tinyring      Zephyr module: zephyr/module.yml, zephyr/CMakeLists.txt,
 #                            zephyr/Kconfig, Kconfig, core/, port/lwip, the CMake helpers
+# TR_DIST_URL: the project's home, for library.properties' url (else empty).
 # Each also gets LICENSE and README.md. Nothing here edits a source: the
 # packages hold the files of the checkout as they are.
 set -eu
@@ -29,7 +30,16 @@ srcs() { (cd "$root" && ls "$@"); }
 
 a=$out/arduino/tinyring
 mkdir -p "$a/src"
-cp "$dist/arduino/library.properties" "$a/"
+# url= from TR_DIST_URL, the project's home (there is no public one yet)
+url=${TR_DIST_URL:-}
+if [ -n "$url" ]; then
+  [[ $url =~ ^https?://[^[:space:]/]+\.[^[:space:]/]+(/[^[:space:]]*)?$ ]] ||
+    { echo "dist: TR_DIST_URL '$url' is not an http(s) URL" >&2; exit 1; }
+  sed "s|^url=\$|url=$url|" "$dist/arduino/library.properties" >"$a/library.properties"
+else
+  cp "$dist/arduino/library.properties" "$a/"
+  echo "dist: arduino/tinyring/library.properties has an empty url (make dist TR_DIST_URL=https://...; the Library Manager needs one)" >&2
+fi
 # core's files as they are: each .c includes tr_config.h first, whose
 # pragma turns contraction off where the IDE passes no -ffp-contract=off
 cp "$root"/core/*.c "$root"/core/*.h "$root"/core/include/*.h "$a/src/"

@@ -187,8 +187,14 @@ check "Arduino: losses and parameters equal the host's bit for bit" same "$out/h
 # 5. the other ecosystems' descriptions
 check "library.json (PlatformIO): JSON, version, core's flags, srcFilter selects core/*.c, paths exist" \
   "$py" "$here/checks.py" pio "$dist/platformio/tinyring" "$version" "$flags"
-check "library.properties (Arduino 1.5): fields, version, category, includes exists" \
+check "library.properties (Arduino 1.5): fields, version, category, includes exists, url= empty (no TR_DIST_URL)" \
   "$py" "$here/checks.py" arduino "$dist/arduino/tinyring" "$version"
+home=https://tinyring.example/home
+check "dist with TR_DIST_URL: library.properties' url is it; a URL that is not http(s) is refused" \
+  sh -c 'TR_DIST_URL="$4" bash "$1/port/dist/dist.sh" "$1" "$2/dist-url" >/dev/null 2>&1 &&
+      "$5" "$6" arduino "$2/dist-url/arduino/tinyring" "$3" "$4" &&
+      ! TR_DIST_URL=ftp://x.org bash "$1/port/dist/dist.sh" "$1" "$2/dist-bad" >/dev/null 2>&1' \
+  _ "$root" "$out" "$version" "$home" "$py" "$here/checks.py"
 check "idf_component.yml: YAML, version, files patterns name existing directories" \
   "$py" "$here/checks.py" idf "$dist/esp-idf/tinyring" "$version"
 check "zephyr/module.yml: YAML, build.cmake and build.kconfig exist" \
