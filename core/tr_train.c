@@ -109,8 +109,8 @@ static int layout(struct tr_train *t, const struct tr_train_config *c, struct tr
     void *model_mem, *scratch, *wire;
     float *residual, *res_copy, *anchor;
     uint32_t *idx;
-    uint8_t *pixels, *labels;
-    float *x, *lut, *bn_copy;
+    uint8_t *labels;
+    float *x, *bn_copy;
     int rc;
 
     if ((rc = tr_model_arena_size_opt(&c->model, c->batch, model_opts(c), &model_bytes)) < 0 ||
@@ -131,10 +131,8 @@ static int layout(struct tr_train *t, const struct tr_train_config *c, struct tr
     model_mem = tr_arena_alloc(a, model_bytes);
     scratch = tr_arena_alloc(a, scratch_bytes);
     idx = (uint32_t *)tr_arena_alloc(a, (size_t)c->batch * sizeof(uint32_t));
-    pixels = (uint8_t *)tr_arena_alloc(a, (size_t)c->batch * sb);
     labels = (uint8_t *)tr_arena_alloc(a, c->batch);
     x = tr_arena_floats(a, (size_t)c->batch * sb);
-    lut = tr_arena_floats(a, 256);
     bn_copy = c->elastic ? tr_arena_floats(a, n_buffers) : 0;
     residual = lossy ? tr_arena_floats(a, n_params) : 0;
     res_copy = lossy && c->elastic ? tr_arena_floats(a, n_params) : 0;
@@ -148,10 +146,8 @@ static int layout(struct tr_train *t, const struct tr_train_config *c, struct tr
                                 model_bytes)) < 0)
         return rc;
     t->idx = idx;
-    t->pixels = pixels;
     t->labels = labels;
     t->x = x;
-    t->lut = lut;
     t->bn_copy = bn_copy;
     t->residual = residual;
     t->res_copy = res_copy;
@@ -205,8 +201,6 @@ int tr_train_init(struct tr_train *t, const struct tr_train_config *cfg, void *a
     if ((rc = layout(t, cfg, &a)) < 0)
         return rc;
     t->config_hash = tr_train_config_hash(t);
-    for (i = 0; i < 256; i++)
-        t->lut[i] = (float)i / 255.0f;
     tr_sgd_init(&t->sgd);
     t->sgd.lr = cfg->lr;
     t->sgd.momentum = cfg->momentum;
@@ -696,15 +690,21 @@ int tr_train_priv_reduce(struct tr_train *t, int phase, int what, float *buf, si
     return rc < 0 && rc != TR_ERR_AGAIN ? fail_comm(t, what, rc) : 0;
 }
 
-/* Samples idx[0..n) of split through the loader into the model input. */
+/* Samples idx[0..n) of split through the loader into the model input.
+ * The pixels sit in the last quarter of x's bytes (x has room for the
+ * largest batch: 4 bytes a pixel there), counted from the start at this
+ * batch: pixel i is read before float i is written, and float i's bytes
+ * [4i, 4i + 4) end before pixel i + 1's byte 3N + i + 1 for every i < N,
+ * so widening in order never overwrites a pixel not yet read. */
 static int fetch(struct tr_train *t, int split, unsigned n)
 {
     size_t i, total = (size_t)n * t->sample_bytes;
-    int rc = t->cfg.load(t->cfg.load_ctx, split, t->idx, n, t->pixels, t->labels);
+    uint8_t *px = (uint8_t *)t->x + 3u * total;
+    int rc = t->cfg.load(t->cfg.load_ctx, split, t->idx, n, px, t->labels);
     if (rc < 0)
         return fail(t, TR_TRAIN_LOAD, rc, t->cfg.rank);
     for (i = 0; i < total; i++)
-        t->x[i] = t->lut[t->pixels[i]];
+        t->x[i] = (float)px[i] / 255.0f;
     return 0;
 }
 

@@ -31,11 +31,16 @@ BOARD_CORE_CFLAGS := $(CORE_MCU_CFLAGS) $(M4F_ARCH)
 BOARD_CFLAGS := -std=gnu99 -Wall -Wextra -Werror -O2 -g -ffp-contract=off \
                 -ffreestanding $(M4F_ARCH) -ffunction-sections -fdata-sections \
                 -Icore/include -Icore -I$(BOARD_DIR)/bsp -I$(BOARD_DIR)/net -I$(BOARD_DIR)/images -I$(BOARD_OUT)
-# the linker script: QEMU's 4 MiB of SSRAM2/3 (and 16 MiB PSRAM), or a
-# variant (mps2_512k.ld for board-ring-512k)
+# the linker script: QEMU's 4 MiB of SSRAM2/3 (and 16 MiB PSRAM), or the
+# capped RAM of mps2_cap.ld (BOARD_RAM and BOARD_STACK, in ld's units:
+# 384K, 4096) for the board-ring-512k/384k/256k images
 BOARD_LD    ?= $(BOARD_DIR)/ld/mps2.ld
+BOARD_RAM   ?=
+BOARD_STACK ?= 0x8000
+BOARD_CAP_LDFLAGS = -Wl,--defsym=BOARD_RAM_BYTES=$(BOARD_RAM) \
+                    -Wl,--defsym=BOARD_STACK_BYTES=$(BOARD_STACK)
 BOARD_LDFLAGS := $(M4F_ARCH) -nostartfiles --specs=nano.specs -T $(BOARD_LD) \
-                 -Wl,--gc-sections -Wl,--no-warn-rwx-segments
+                 -Wl,--gc-sections -Wl,--no-warn-rwx-segments $(if $(BOARD_RAM),$(BOARD_CAP_LDFLAGS))
 BOARD_LIBS  := -lc -lgcc
 
 # the training images: core's trainer on the seed ConvNet (16/32), with a
@@ -189,32 +194,54 @@ board-ring-small:
 	@BUILD=$(BUILD) BOARD_OUT=$(BUILD)/board-small BOARD_SIZE=$(BOARD_SIZE) bash $(BOARD_DIR)/tools/sizes.sh \
 	  | sed -n '/ring.elf RAM/,/total/p'
 
-# The 512 KiB board: the ring image with the RAM region capped at 512 KiB
-# (mps2_512k.ld: data, bss, stack and the arena; the link fails if they do
-# not fit), the small board's lwIP, the seed ConvNet on the lean plan at up
-# to 2 samples per step (any training set), built
-# into $(BUILD)/board-512k; it trains in the mixed ring with mnist_ring
-# ranks on the fast plan (suite board_mixed_512k; the killed-board part of
-# mixed.sh runs for the standard images only), then prints its RAM.
-BOARD_512K := $(BUILD)/board-512k
-BOARD_512K_VARS := BOARD_OUT=$(BOARD_512K) "BOARD_LWIP_DEFS=$(BOARD_SMALL_LWIP)" BOARD_PLAN=1 \
-                   BOARD_BATCH_MAX=2 BOARD_LD=$(BOARD_DIR)/ld/mps2_512k.ld
-board-512k-image: $(BUILD)/mnist_ring $(BUILD)/test/app/gen_idx
-	@$(MAKE) --no-print-directory -s $(BOARD_512K_VARS) $(BOARD_512K)/ring.elf
-board-ring-512k: board-512k-image
-	@BUILD=$(BUILD) BOARD_OUT=$(BOARD_512K) BOARD_QEMU=$(BOARD_QEMU) BOARD_MIXED_SUITE=board_mixed_512k \
-	  BOARD_MIXED_KILL=0 bash test/board/mixed.sh
-	@$(BOARD_SIZE) -A $(BOARD_512K)/ring.elf | awk '$$1 ~ /^\.(data|bss|stack|psram)$$/ \
-	  { print "  " $$1, $$2; t += $$2 } END { printf "  RAM used %d of 524288 bytes (512 KiB)\n", t }'
+# The capped boards: the ring image with the RAM region capped (mps2_cap.ld:
+# .data, .bss, the stack and the arena must fit in BOARD_RAM, or the link
+# fails), the seed ConvNet on the lean plan, any training set, each built
+# into $(BUILD)/board-<cap>k. board-ring-<cap>k trains two of them in the
+# mixed ring with two mnist_ring ranks (mixed.sh: every step's hashes equal
+# four mnist_ring ranks alone, each board's stack within its reserve; the
+# killed-board part runs for the standard images only), then prints the RAM.
+#   512k  the small board's lwIP, batch <= 2, full gradient, momentum 0.9
+#         (suite board_mixed_512k; not in test-board: 384k is the tighter)
+#   384k  batch 1, in-place gradient (docs/BUCKETS.md 5), momentum 0.9, a
+#         4 KiB stack, the lean lwIP below (suite board_384k)
+#   256k  the same at momentum 0 (no momentum twin) and without --elastic
+#         (BOARD_ELASTIC=0), 10 steps on a 60,000-sample set: the sampler's
+#         full-size shuffle read a sample at a time through semihosting
+#         (suite board_256k)
+# The lean lwIP: the small board's MSS and windows, a heap of the two send
+# buffers + 2 KiB, 8 pool frames, 4 PCBs, receive rings of one window.
+BOARD_CAP_LWIP := $(BOARD_SMALL_LWIP) '-DMEM_SIZE=(2*TCP_SND_BUF+2048)' -DPBUF_POOL_SIZE=8 \
+                  -DMEMP_NUM_TCP_PCB=4 -DBOARD_RX_WNDS=1
+BOARD_CAP_512K := "BOARD_LWIP_DEFS=$(BOARD_SMALL_LWIP)" BOARD_RAM=512K BOARD_STACK=0x8000 \
+                  BOARD_BATCH_MAX=2
+BOARD_CAP_384K := "BOARD_LWIP_DEFS=$(BOARD_CAP_LWIP)" BOARD_RAM=384K BOARD_STACK=4096 \
+                  BOARD_BATCH_MAX=1 BOARD_GRADS=bucket
+BOARD_CAP_256K := "BOARD_LWIP_DEFS=$(BOARD_CAP_LWIP) -DBOARD_ELASTIC=0" BOARD_RAM=256K \
+                  BOARD_STACK=4096 BOARD_BATCH_MAX=1 BOARD_GRADS=bucket BOARD_MOMENTUM=0
+BOARD_RUN_512K := BOARD_MIXED_SUITE=board_mixed_512k
+BOARD_RUN_384K := BOARD_MIXED_SUITE=board_384k BOARD_MIXED_BATCH=1 BOARD_MIXED_STACK=4096
+BOARD_RUN_256K := BOARD_MIXED_SUITE=board_256k BOARD_MIXED_BATCH=1 BOARD_MIXED_STACK=4096 \
+                  BOARD_MIXED_MOMENTUM=0 BOARD_MIXED_TRAIN=60000 BOARD_MIXED_STEPS=10
+board-%k-image: $(BUILD)/mnist_ring $(BUILD)/test/app/gen_idx
+	@$(MAKE) --no-print-directory -s BOARD_OUT=$(BUILD)/board-$*k BOARD_PLAN=1 \
+	  BOARD_LD=$(BOARD_DIR)/ld/mps2_cap.ld $(BOARD_CAP_$*K) $(BUILD)/board-$*k/ring.elf
+board-ring-%k: board-%k-image
+	@BUILD=$(BUILD) BOARD_OUT=$(BUILD)/board-$*k BOARD_QEMU=$(BOARD_QEMU) BOARD_MIXED_KILL=0 \
+	  $(BOARD_RUN_$*K) bash test/board/mixed.sh
+	@$(BOARD_SIZE) -A $(BUILD)/board-$*k/ring.elf | awk -v cap=$$(($**1024)) \
+	  '$$1 ~ /^\.(data|bss|stack|psram)$$/ { print "  " $$1, $$2; t += $$2 } \
+	  END { printf "  RAM used %d of %d bytes (%d KiB), %d left\n", t, cap, cap / 1024, cap - t }'
 
-.PHONY: test-board cross-board board-images board-cycles board-profile board-ring-small board-512k-image board-ring-512k
+.PHONY: test-board cross-board board-images board-cycles board-profile board-ring-small
 board-images: $(BOARD_IMAGES)
 
-test-board: $(BOARD_IMAGES) $(BOARD_HOST_TOOLS) board-512k-image
+test-board: $(BOARD_IMAGES) $(BOARD_HOST_TOOLS) board-384k-image board-256k-image
 	@st=0; BUILD=$(BUILD) BOARD_OUT=$(BOARD_OUT) BOARD_QEMU=$(BOARD_QEMU) \
 	  bash test/board/test_board.sh || st=1; \
 	BUILD=$(BUILD) MAKE="$(MAKE)" bash test/board/test_profile.sh || st=1; \
-	$(MAKE) --no-print-directory -s board-ring-512k || st=1; exit $$st
+	$(MAKE) --no-print-directory -s board-ring-384k || st=1; \
+	$(MAKE) --no-print-directory -s board-ring-256k || st=1; exit $$st
 
 # the whole trainer arena (tr_train_arena_size) of each board configuration
 # at MNIST's 60,000 samples: c1 c2 batch plan momentum grads

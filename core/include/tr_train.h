@@ -24,7 +24,7 @@
  * Memory: one caller-owned arena, sized first (tr_train_arena_size runs the
  * layout code in measure mode, so the size is exactly what init uses):
  * the model (its own size query), the collectives' scratch, one batch of
- * indices, pixels, labels and model input. Nothing grows with the number
+ * indices, labels and model input (the pixels widened in place). Nothing grows with the number
  * of samples: the sampler computes the shuffle where it is read.
  *
  * Driving it: tr_train_begin, then tr_train_next until it returns 0 (done)
@@ -343,10 +343,10 @@ struct tr_train {
     struct tr_sampler sampler;    /* the shuffle of sampler_epoch */
     /* arena pieces */
     uint32_t *idx;                /* (batch) sample indices of one batch */
-    uint8_t  *pixels;             /* (batch, sample_bytes) */
     uint8_t  *labels;             /* (batch) */
-    float    *x;                  /* (batch, sample) model input */
-    float    *lut;                /* (256) pixel -> pixel / 255.0f */
+    float    *x;                  /* (batch, sample) model input, pixel / 255.0f;
+                                   * the loader writes the pixels into its
+                                   * bytes (fetch in tr_train.c) */
     void     *comm_scratch;       /* the collectives' scratch (a reform binds
                                    * the communicator to it again) */
     size_t    comm_scratch_bytes;

@@ -36,7 +36,9 @@ lan_up() { testnet_bridge 2 198.18.0.1 198.18.0.2 && ip link show tap1 >/dev/nul
 check "bridge and taps up in the namespace" lan_up
 
 mkdir -p "$work/data"
-"$GEN" "$work/data" 240 24 7 raw
+# BOARD_MIXED_TRAIN / _TEST: the set's sizes (the 256 KiB ring: MNIST's 60,000)
+TRAIN_N=${BOARD_MIXED_TRAIN:-240}
+"$GEN" "$work/data" "$TRAIN_N" "${BOARD_MIXED_TEST:-24}" 7 raw
 printf '# rank address:port (boards .10 and .11, hosts on br0)\n0 198.18.0.10:5000\n1 198.18.0.1:5001\n2 198.18.0.11:5002\n3 198.18.0.2:5003\n' >"$work/peers"
 
 # board RANK TAP MAC TAG FLAGS...: ring.elf as rank RANK, log in

@@ -21,7 +21,11 @@ source test/lib.sh
 SUITE=${BOARD_MIXED_SUITE:-board_mixed}
 source test/board/lan.sh
 
-flags=(--job-token mixed --batch 2 --max-steps "$STEPS" --seed 7 --lr 0.01 --debug-param-hash)
+# the capped images (board.mk, board-ring-<cap>k) set the batch, the
+# momentum and the stack reserve each board must stay within
+BATCH=${BOARD_MIXED_BATCH:-2}
+flags=(--job-token mixed --batch "$BATCH" --max-steps "$STEPS" --seed 7 --lr 0.01 --debug-param-hash)
+[ -n "${BOARD_MIXED_MOMENTUM:-}" ] && flags+=(--momentum "$BOARD_MIXED_MOMENTUM")
 
 # --- 1. two boards and two mnist_ring processes train together
 t0=$(date +%s)
@@ -35,13 +39,20 @@ for r in 0 1 2 3; do
   sed "s/^/  rank $r: /" "$work/ring-rank$r.log"
   check "rank $r exit 0 (got $(cat "$work/ring-rank$r.rc"))" [ "$(cat "$work/ring-rank$r.rc")" = 0 ]
 done
-echo "  board_mixed: $STEPS steps in $((t1 - t0)) s"
+echo "  $SUITE: $STEPS steps at batch $BATCH on $TRAIN_N samples in $((t1 - t0)) s"
+if [ -n "${BOARD_MIXED_STACK:-}" ]; then
+  for r in 0 2; do
+    used=$(sed -n 's/^stack used \([0-9]*\) bytes$/\1/p' "$work/ring-rank$r.log")
+    check "board rank $r: stack used ${used:-?} of the $BOARD_MIXED_STACK reserved, 256 to spare" \
+      sh -c '[ -n "$1" ] && [ "$1" -le $(($2 - 256)) ]' _ "$used" "$BOARD_MIXED_STACK"
+  done
+fi
 
 # --- the same job on four mnist_ring processes alone (loopback)
 timeout 120 "$MR" --nproc 4 --data "$work/data" --quiet "${flags[@]}" >"$work/ref.out" 2>"$work/ref.err"
 check "host-only reference (--nproc 4) exit 0" [ $? -eq 0 ]
 ref=$(final_of "$work/ref.err" 0)
-echo "  board_mixed: final hashes: reference '$ref'"
+echo "  $SUITE: final hashes: reference '$ref'"
 for r in 0 1 2 3; do
   f=$(final_of "$work/ring-rank$r.log" $r)
   check "rank $r ends with the host-only run's params and BN statistics ($f)" \

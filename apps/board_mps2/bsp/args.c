@@ -1,15 +1,19 @@
 /* tinyring board_mps2: see args.h. */
 #include "args.h"
+#include "fmt.h"
 #include "semihost.h"
 
-static char line[2048];
+static char line[BOARD_CMDLINE_BYTES];
 
 int board_args(char **argv)
 {
     int argc = 0;
     char *p = line;
-    if (sh_cmdline(line, sizeof line) < 0)
+    if (sh_cmdline(line, sizeof line) < 0) {
+        board_printf("args: no command line, or longer than %u bytes\n",
+                     (unsigned)sizeof line - 1u);
         return 0;
+    }
     while (*p && argc < BOARD_MAX_ARGS) {
         while (*p == ' ')
             *p++ = '\0';

@@ -6,6 +6,9 @@
 #include <stdint.h>
 
 #define BOARD_MAX_ARGS 48
+/* the command line's bytes: a ring rank's flags with two /tmp paths take
+ * about 200 (RAM: the 256 KiB image counts every byte) */
+#define BOARD_CMDLINE_BYTES 1024
 
 /* Fetch and split the command line; argv[0] is the image name QEMU passes
  * first. Returns argc (0 if there is no command line). */

@@ -149,7 +149,7 @@ static int peer_line(struct board_settings *s, const char *p, const char *end, i
 /* --peers FILE through semihosting: the same format as mnist_ring's. */
 static int read_peers(struct board_settings *s)
 {
-    static char text[4096];
+    static char text[BOARD_PEERS_BYTES];
     int seen[BOARD_MAX_WORLD] = { 0 }, fd = sh_open(s->peers), n = 0, r;
     long len = fd < 0 ? -1 : sh_read(fd, text, sizeof text);
     unsigned line = 0;
@@ -157,7 +157,7 @@ static int read_peers(struct board_settings *s)
     if (fd >= 0)
         sh_close(fd);
     if (len < 0 || len == (long)sizeof text)
-        return bad("--peers", s->peers, len < 0 ? "cannot be read" : "is longer than 4 KiB");
+        return bad("--peers", s->peers, len < 0 ? "cannot be read" : "is longer than 1 KiB");
     for (end = text + len; p < end; p++) {
         const char *eol = memchr(p, '\n', (size_t)(end - p));
         eol = eol ? eol : end;

@@ -19,6 +19,8 @@
 #include <stdint.h>
 
 #define BOARD_MAX_WORLD 16
+/* the --peers file's bytes: 16 lines "15 255.255.255.255:65535" take 400 */
+#define BOARD_PEERS_BYTES 1024
 
 /* One rank's listening address. */
 struct board_addr {

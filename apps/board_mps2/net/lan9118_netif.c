@@ -1,5 +1,8 @@
-/* tinyring board_mps2: see lan9118_netif.h. One static bounce frame per
- * direction: the FIFOs move 32-bit words, pbuf chains are byte-granular. */
+/* tinyring board_mps2: see lan9118_netif.h. One static bounce frame: the
+ * FIFOs move 32-bit words, pbuf chains are byte-granular. Both directions
+ * share it: a received frame is copied into its pbuf before lwIP sees it,
+ * so whatever lwIP sends in answer finds the frame free (nothing sends
+ * from an interrupt, and linkoutput never polls the receive side). */
 #include <string.h>
 #include "lwip/etharp.h"
 #include "lwip/pbuf.h"
@@ -9,8 +12,7 @@
 
 unsigned lan9118_netif_rx_nopbuf;
 
-static uint8_t tx_frame[LAN9118_MAX_FRAME];
-static uint8_t rx_frame[LAN9118_MAX_FRAME];
+static uint8_t frame[LAN9118_MAX_FRAME];
 
 #define TX_WAIT_MS 100u
 
@@ -21,12 +23,12 @@ static err_t linkoutput(struct netif *nif, struct pbuf *p)
     uint32_t t0;
     int e;
 
-    if (p->tot_len > sizeof tx_frame)
+    if (p->tot_len > sizeof frame)
         return ERR_BUF;
-    len = pbuf_copy_partial(p, tx_frame, p->tot_len, 0);
+    len = pbuf_copy_partial(p, frame, p->tot_len, 0);
     /* the chip drains its FIFO at line rate: wait briefly rather than drop */
     t0 = board_now_ms();
-    while ((e = lan9118_send(d, tx_frame, len)) == LAN9118_ERR_FULL &&
+    while ((e = lan9118_send(d, frame, len)) == LAN9118_ERR_FULL &&
            board_now_ms() - t0 < TX_WAIT_MS)
         ;
     return e == 0 ? ERR_OK : ERR_IF;
@@ -51,7 +53,7 @@ int lan9118_netif_poll(struct netif *nif)
     struct lan9118 *d = nif->state;
     int n = 0;
     long len;
-    while ((len = lan9118_recv(d, rx_frame, sizeof rx_frame)) != 0) {
+    while ((len = lan9118_recv(d, frame, sizeof frame)) != 0) {
         struct pbuf *p;
         if (len < 0)
             continue;  /* bad frame, already discarded and counted */
@@ -60,7 +62,7 @@ int lan9118_netif_poll(struct netif *nif)
             lan9118_netif_rx_nopbuf++;
             continue;
         }
-        pbuf_take(p, rx_frame, (u16_t)len);
+        pbuf_take(p, frame, (u16_t)len);
         if (nif->input(p, nif) != ERR_OK)
             pbuf_free(p);
         n++;

@@ -7,6 +7,12 @@
 #include "settings.h"
 #include "tr_transport.h"
 
+/* 0: an image without --elastic (net_lwip.c keeps no membership state:
+ * 1.5 KiB of RAM the 256 KiB image needs; board.mk) */
+#ifndef BOARD_ELASTIC
+#define BOARD_ELASTIC 1
+#endif
+
 /* This board's address is s->table[s->rank] (netmask /24, no gateway).
  * Connects both ring links (waiting up to --timeout for the neighbours).
  * Returns the transport, or 0 after printing why. */

@@ -15,14 +15,21 @@
 #include "tr_error.h"
 #include "tr_lwip.h"
 
-static uint8_t rx_rings[2 * 2 * TCP_WND];  /* per link 2 x TCP_WND: no pbuf held */
+/* the receive rings, per link BOARD_RX_WNDS x TCP_WND: with one window a
+ * link never holds a pbuf (port/lwip/README.md); the capped images take 1 */
+#ifndef BOARD_RX_WNDS
+#define BOARD_RX_WNDS 2
+#endif
+static uint8_t rx_rings[2 * BOARD_RX_WNDS * TCP_WND];
 static struct tr_lwip lw;
 static struct tr_transport tp;             /* the links as core sees them */
 static struct lan9118 nic;
 static struct netif nif;
 static struct tr_lwip_addr table[BOARD_MAX_WORLD];
+#if BOARD_ELASTIC
 static struct tr_lwip_elastic el;          /* --elastic: the membership */
 static int elastic;
+#endif
 
 /* LWIP_RAND: the QEMU board has no entropy source and lwIP asks once, at
  * lwip_init, so this is the same at every boot of one image; a board
@@ -104,6 +111,10 @@ const struct tr_transport *board_net_up(const struct board_settings *s)
             table[i].ip[e] = s->table[i].ip[e];
         table[i].port = s->table[i].port;
     }
+    if (s->elastic && !BOARD_ELASTIC) {
+        board_printf("train: --elastic: this image was built without it (BOARD_ELASTIC=0)\n");
+        return 0;
+    }
     if (netif_up(me) < 0)
         return 0;
     board_printf("train: rank %d/%d at %d.%d.%d.%d:%u mac %x%x link %d\n", s->rank, s->world,
@@ -122,6 +133,7 @@ const struct tr_transport *board_net_up(const struct board_settings *s)
     lc.rx_mem = rx_rings;
     lc.rx_mem_size = sizeof rx_rings;
     e = tr_lwip_init(&lw, &lc);
+#if BOARD_ELASTIC
     if (e == 0 && s->elastic) {            /* the listener stays for the whole run */
         struct tr_lwip_elastic_config ec = { 0, 0, 0 };
         ec.timeout_ms = s->timeout_s * 1000u;
@@ -129,6 +141,7 @@ const struct tr_transport *board_net_up(const struct board_settings *s)
         e = tr_lwip_elastic_start(&el, &ec, &lw);
         elastic = e == 0;
     }
+#endif
     if (e < 0 || (e = tr_lwip_connect(&lw)) < 0) {
         board_printf("train: rank %d: cannot join the ring of --peers %s: %s\n", s->rank,
                      s->peers, tr_strerror(e));
@@ -138,6 +151,7 @@ const struct tr_transport *board_net_up(const struct board_settings *s)
     return &tp;
 }
 
+#if BOARD_ELASTIC
 int board_net_reform(uint64_t position, int *rank, int *world, int *source)
 {
     static struct tr_lwip_elastic_round r;
@@ -166,6 +180,18 @@ int board_net_service(void)
 {
     return elastic ? tr_lwip_elastic_service(&el) : 0;
 }
+#else
+int board_net_reform(uint64_t position, int *rank, int *world, int *source)
+{
+    (void)position; (void)rank; (void)world; (void)source;
+    return TR_ERR_INVAL;
+}
+
+int board_net_service(void)
+{
+    return 0;
+}
+#endif
 
 void board_net_report(void)
 {
@@ -176,8 +202,11 @@ void board_net_report(void)
 
 void board_net_down(uint32_t linger_ms)
 {
-    if (elastic)
+#if BOARD_ELASTIC
+    if (elastic) {
         tr_lwip_elastic_close(&el, linger_ms);
-    else
-        tr_lwip_close(&lw, linger_ms);
+        return;
+    }
+#endif
+    tr_lwip_close(&lw, linger_ms);
 }
