@@ -22,7 +22,20 @@
  *             decodes it: x = decoded (/ N).
  * Every rank encodes each element exactly once, so residual is rewritten
  * whole; the sum delivered is sum(g + residual_before) - sum(residual_after),
- * i.e. whatever a hop loses is added back by that rank at the next call. */
+ * i.e. whatever a hop loses is added back by that rank at the next call.
+ *
+ * World 2 is an exchange instead (TR_KIND_CODEC_EXCHANGE), as the plain
+ * ring's is (tr_comm_ring.c): each rank encodes its whole range once (the
+ * error into residual) and both send their image at the same time; each
+ * then holds x = decoded(peer's) + decoded(own) (/ 2). Both add rank 0's
+ * decoded value and rank 1's, so by IEEE addition's commutativity the bits
+ * are the same on both (no NaN can reach the add: decoding refuses it). The
+ * bytes each rank sends are the same as the ring's (half in reduce-scatter,
+ * half in all-gather is all of it at N = 2), but in one round instead of
+ * two, with no turn-around: the ring's all-gather could only start when its
+ * reduce-scatter had arrived and the trainer next called progress, which
+ * within a step's backward is the next layer boundary. Only one
+ * quantization now: the sum is not encoded again. */
 #include "tr_config.h"   /* first: limits and the float guard */
 #include "tr_codec.h"
 #include "tr_comm_internal.h"
@@ -57,6 +70,15 @@ void tr_comm_codec_step(const struct tr_comm *c, int is_tx, uint32_t k,
     long n = c->cfg.world;
     int rs = (long)k < n - 1;
     uint32_t idx = tr_comm_ring_index(n, c->cfg.rank, is_tx, k);
+
+    if (c->run.kind == TR_KIND_CODEC_EXCHANGE) {
+        /* the whole range's image both ways, one step */
+        cchunk(c->run.codec, c->run.count, 1u, 0u, &st->voff, &st->vcnt, &st->off, &st->len);
+        st->dep = -1;
+        st->phase = TR_PHASE_REDUCE_SCATTER;
+        st->mode = TR_RX_CODEC_SWAP;
+        return;
+    }
 
     cchunk(c->run.codec, c->run.count, (uint32_t)n, idx, &st->voff, &st->vcnt, &st->off,
            &st->len);
@@ -100,6 +122,16 @@ int tr_comm_codec_apply(struct tr_comm *c)
         finish(c, x, n);
         return 0;
     }
+    if (r->mode == TR_RX_CODEC_SWAP) {
+        /* img: this rank's own bytes (they went out from there, unchanged) */
+        if ((rc = tr_codec_decode(codec, img, n, x)) < 0 ||
+            (rc = tr_codec_decode_add(codec, c->scratch, n, x)) < 0)
+            return rc;
+        if (!tr_codec_finite(x, n))
+            return TR_ERR_RANGE;            /* the sum overflowed, as the ring's encode says */
+        finish(c, x, n);
+        return 0;
+    }
     rc = tr_codec_decode_add(codec, c->scratch, n, x);
     if (rc < 0)
         return rc;
@@ -118,7 +150,7 @@ int tr_allreduce_codec_start(struct tr_comm *c, float *buf, size_t count, enum t
 {
     uint32_t n, r, voff, vcnt, eoff, elen, bb = tr_codec_block_bytes(codec);
     size_t i;
-    int rc;
+    int rc, kind;
 
     if (c && c->active)
         return TR_ERR_BUSY;             /* keep the running one's fault */
@@ -153,23 +185,30 @@ int tr_allreduce_codec_start(struct tr_comm *c, float *buf, size_t count, enum t
             buf[i] = buf[i] + residual[i];
     n = (uint32_t)c->cfg.world;
     r = (uint32_t)c->cfg.rank;
+    kind = n == 2u ? TR_KIND_CODEC_EXCHANGE : TR_KIND_RING_CODEC;
     c->run.codec = codec;
     c->run.count = (uint32_t)count;
     c->run.cx = buf;
     c->run.cres = residual;
     c->run.seg = c->cfg.segment_bytes / bb * bb;
     c->run.seg_vals = c->cfg.segment_bytes / bb * tr_codec_block_values(codec);
-    c->run.kind = TR_KIND_RING_CODEC;
+    c->run.kind = kind;
     c->run.op = (int)op;
-    c->run.tx.nsteps = 2u * (n - 1u);
+    c->run.tx.nsteps = kind == TR_KIND_CODEC_EXCHANGE ? 1u : 2u * (n - 1u);
     c->run.rx.nsteps = c->run.tx.nsteps;
-    cchunk(codec, (uint32_t)count, n, r, &voff, &vcnt, &eoff, &elen);
+    /* the exchange encodes the whole range (one chunk), the ring chunk r */
+    if (kind == TR_KIND_CODEC_EXCHANGE)
+        cchunk(codec, (uint32_t)count, 1u, 0u, &voff, &vcnt, &eoff, &elen);
+    else
+        cchunk(codec, (uint32_t)count, n, r, &voff, &vcnt, &eoff, &elen);
     rc = tr_codec_encode(codec, buf + voff, vcnt, (uint8_t *)wire + eoff,
                          residual ? residual + voff : NULL);
     if (rc < 0)
         return tr_comm_fail(c, rc, TR_PHASE_NONE, -1);   /* checked above: not reached */
-    return tr_comm_engine_start(c, TR_KIND_RING_CODEC, wire,
-                                (uint32_t)tr_allreduce_codec_wire_size(codec, count, (int)n),
+    return tr_comm_engine_start(c, kind, wire,
+                                kind == TR_KIND_CODEC_EXCHANGE
+                                    ? elen
+                                    : (uint32_t)tr_allreduce_codec_wire_size(codec, count, (int)n),
                                 1, (int)op, codec);
 }
 

@@ -35,6 +35,7 @@ static void get_step(const struct tr_comm *c, int is_tx, uint32_t k, struct tr_c
         tr_comm_barrier_step(c, is_tx, k, st);
         break;
     case TR_KIND_RING_CODEC:
+    case TR_KIND_CODEC_EXCHANGE:
         tr_comm_codec_step(c, is_tx, k, st);
         break;
     default:
@@ -242,7 +243,7 @@ static int rx_apply(struct tr_comm *c)
 
     if (len == 0)
         return 0;                       /* header only (barrier: no buffer) */
-    if (c->run.kind == TR_KIND_RING_CODEC)
+    if (c->run.kind == TR_KIND_RING_CODEC || c->run.kind == TR_KIND_CODEC_EXCHANGE)
         return tr_comm_codec_apply(c);
     dst = (float *)(void *)at_byte(c, cur_off(c, x));
     switch (x->mode) {
@@ -266,7 +267,8 @@ static int rx_apply(struct tr_comm *c)
 
 /* The exchange (world 2) sends segment s from the very buffer the received
  * segment s is added into: the sum may only land once our own segment s has
- * gone out whole. (Elsewhere the data flow itself guarantees it.) */
+ * gone out whole. (Elsewhere the data flow itself guarantees it; the
+ * compressed exchange sends its encoded image and writes the floats.) */
 static int rx_may_apply(const struct tr_comm *c)
 {
     const struct tr_comm_xfer *t = &c->run.tx;
@@ -343,7 +345,7 @@ int tr_comm_engine_start_range(struct tr_comm *c, int kind, void *buf, uint32_t 
     c->run.lo = lo;
     c->run.hi = hi;
     c->run.esize = esize;
-    if (kind != TR_KIND_RING_CODEC)
+    if (kind != TR_KIND_RING_CODEC && kind != TR_KIND_CODEC_EXCHANGE)
         c->run.seg = c->cfg.segment_bytes;  /* the codec's start set whole blocks */
     c->run.tx.step = 0;
     c->run.rx.step = 0;

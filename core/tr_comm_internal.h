@@ -20,7 +20,8 @@ enum tr_comm_kind {
     TR_KIND_BCAST = 6,        /* broadcast of bytes from a root */
     TR_KIND_BARRIER = 7,      /* N-1 empty ring steps */
     TR_KIND_EXCHANGE = 8,     /* ring allreduce at world 2: one swap + add */
-    TR_KIND_RING_CODEC = 9    /* compressed ring allreduce (codec in root) */
+    TR_KIND_RING_CODEC = 9,   /* compressed ring allreduce (codec in root) */
+    TR_KIND_CODEC_EXCHANGE = 10 /* the same at world 2: one swap (codec in root) */
 };
 
 /* What a receive step does with a segment's payload. */
@@ -32,7 +33,8 @@ enum tr_comm_rxmode {
     TR_RX_RSUM_DIV = 4,       /* into staging, then buf = (staging+buf)/world */
     TR_RX_CODEC_ADD = 5,      /* into staging; x = decoded + x, encoded into buf */
     TR_RX_CODEC_LAST = 6,     /* the same, then x = decoded(buf) (/ world) */
-    TR_RX_CODEC_COPY = 7      /* straight into buf; x = decoded (/ world) */
+    TR_RX_CODEC_COPY = 7,     /* straight into buf; x = decoded (/ world) */
+    TR_RX_CODEC_SWAP = 8      /* into staging; x = decoded + decoded(buf) (/ world) */
 };
 
 /* ---- wire (tr_comm_wire.c) ---------------------------------------------- */

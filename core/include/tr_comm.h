@@ -205,12 +205,16 @@ int tr_allreduce_range(struct tr_comm *c, float *buf, size_t count, size_t lo, s
  * ring's reduce-scatter and all-gather over encoded chunks. Each hop decodes
  * what it receives, adds its own values and encodes the sum again; the rank
  * that completes a chunk encodes it once more, sends those bytes round and
- * decodes them itself too, so every rank ends with the same floats. With
- * TR_OP_AVG every rank divides the decoded sum by world.
+ * decodes them itself too, so every rank ends with the same floats. At
+ * world 2 the two ranks instead swap their whole encoded range in one round
+ * and each adds the two decoded images (the same two values, so the same
+ * bits; tr_comm_codec.c). With TR_OP_AVG every rank divides the decoded sum
+ * by world.
  *
  * residual (count floats, or NULL): error feedback. At the start
  * buf += residual; every rank encodes each element exactly once (its own
- * chunk first, the partial sums it passes on, the chunk it completes), and
+ * chunk first, the partial sums it passes on, the chunk it completes; at
+ * world 2 its own value), and
  * residual then holds what that encoding lost, to be added next time.
  * wire: tr_allreduce_codec_wire_size(codec, count, world) bytes (the
  * encoded image of the whole range). cfg.segment_bytes must hold a block
