@@ -1075,53 +1075,86 @@ static int grads_done(struct tr_train *t, struct tr_train_report *rep)
     return step_finish(t, rep);
 }
 
-/* One transition: > 0 an event, 0 go on, < 0 a failure or TR_ERR_AGAIN. */
-static int advance(struct tr_train *t, struct tr_train_report *rep)
+/* PH_SYNC_GO, PH_EPOCH_GO: the BatchNorm buffers' average, at a sync point
+ * or before the epoch's evaluation. */
+static int bn_average_start(struct tr_train *t)
+{
+    struct tr_model *m = &t->model;
+    if (t->cfg.elastic)   /* this step's buffers, for a rollback */
+        tr_float_copy(t->bn_copy, m->buffers, m->n_buffers);
+    return tr_train_priv_reduce(t, t->phase == PH_SYNC_GO ? PH_SYNC : PH_EPOCH_BN,
+                               TR_TRAIN_BN_SYNC, m->buffers, m->n_buffers, TR_OP_AVG);
+}
+
+/* PH_SYNC, PH_EPOCH_BN: the buffers' average arrived; every rank holds the
+ * same buffers. At a sync point the step goes on; at the epoch's end the
+ * evaluation starts. */
+static int bn_average_done(struct tr_train *t, struct tr_train_report *rep)
+{
+    t->sync_due = 0;
+    t->bn_same = 1;
+    if (t->phase == PH_EPOCH_BN)
+        return tr_train_priv_evaluate(t);
+    t->phase = PH_STEP;
+    return tr_train_priv_report(t, rep, TR_TRAIN_SYNC);
+}
+
+/* PH_GRADS: the gradient buckets' collectives, then the step's end. */
+static int grads_step(struct tr_train *t, struct tr_train_report *rep)
+{
+    int rc;
+    if ((rc = grads_pump(t)) != 0)
+        return rc;            /* TR_ERR_AGAIN, a failure, or TR_TRAIN_LOST */
+    return grads_done(t, rep);
+}
+
+/* PH_AVG_GO: periodic averaging starts (the parameters, or with a codec
+ * their change since the last average). */
+static int average_start(struct tr_train *t)
+{
+    struct tr_model *m = &t->model;
+    t->t0_us = clock_us(t);   /* the average counts as the step's communication */
+    if (t->anchor)
+        return average_delta_start(t);
+    return tr_train_priv_reduce(t, PH_AVG_PARAMS, TR_TRAIN_AVERAGE, m->params, m->n_params,
+                               TR_OP_AVG);
+}
+
+/* PH_AVG_PARAMS, PH_AVG_MOMENTUM: an average arrived. After the parameters,
+ * at a checkpoint point, momentum's average follows; then the step goes on
+ * at avg_next. */
+static int average_done(struct tr_train *t)
+{
+    struct tr_model *m = &t->model;
+    if (t->phase == PH_AVG_PARAMS) {
+        if (t->anchor && t->cfg.world > 1) {
+            /* the averaged change on top of the last average, the same on
+             * every rank; it is the next anchor */
+            size_t i;
+            for (i = 0; i < m->n_params; i++) {
+                m->params[i] = t->anchor[i] + m->grads[i];
+                t->anchor[i] = m->params[i];
+            }
+        }
+        if (t->sync_due && m->momentum)   /* a checkpoint point: momentum too, one state */
+            return tr_train_priv_reduce(t, PH_AVG_MOMENTUM, TR_TRAIN_AVERAGE, m->momentum,
+                                       m->n_params, TR_OP_AVG);
+    }
+    t->comm_us += clock_us(t) - t->t0_us;
+    t->phase = t->avg_next;
+    return 0;
+}
+
+/* PH_HELLO .. PH_BUFFER_BCAST: the start's collective arrived; the next
+ * one starts. In order: hello, the start message (rank 0's settings), the
+ * parameters, momentum (if any), the codec's residual (if any), the
+ * buffers; after them, TR_TRAIN_START. */
+static int start_next(struct tr_train *t, struct tr_train_report *rep)
 {
     struct tr_model *m = &t->model;
     size_t np = m->n_params * sizeof(float);
     int rc;
 
-    switch (t->phase) {
-    case PH_IDLE:
-        return TR_ERR_INVAL;
-    case PH_DONE:
-        return TR_TRAIN_DONE;
-    case PH_FAILED:
-        return t->fault.code;
-    case PH_STEP:
-        return step_next(t);
-    case PH_SYNC_GO:
-    case PH_EPOCH_GO:
-        if (t->cfg.elastic)   /* this step's buffers, for a rollback */
-            tr_float_copy(t->bn_copy, m->buffers, m->n_buffers);
-        return tr_train_priv_reduce(t, t->phase == PH_SYNC_GO ? PH_SYNC : PH_EPOCH_BN,
-                                   TR_TRAIN_BN_SYNC, m->buffers, m->n_buffers, TR_OP_AVG);
-    case PH_EVAL:
-        return tr_train_priv_evaluate(t);
-    case PH_BACKWARD:
-        return backward_run(t);
-    case PH_GRADS:
-        if ((rc = grads_pump(t)) != 0)
-            return rc;            /* TR_ERR_AGAIN, a failure, or TR_TRAIN_LOST */
-        return grads_done(t, rep);
-    case PH_AVG_GO:
-        t->t0_us = clock_us(t);   /* the average counts as the step's communication */
-        if (t->anchor)
-            return average_delta_start(t);
-        return tr_train_priv_reduce(t, PH_AVG_PARAMS, TR_TRAIN_AVERAGE, m->params, m->n_params,
-                                   TR_OP_AVG);
-    case PH_CHANGE:
-    case PH_CHANGED:
-    case PH_LOST:
-    case PH_RE_ARMED:
-        return tr_train_priv_elastic(t, rep);
-    default:
-        break;
-    }
-    /* the phases that wait for a collective */
-    if ((rc = wait_coll(t, what_of(t->phase))) != 0)
-        return rc;            /* TR_ERR_AGAIN, a failure, or TR_TRAIN_LOST */
     switch (t->phase) {
     case PH_HELLO:
         if (t->cfg.rank == 0)
@@ -1143,39 +1176,30 @@ static int advance(struct tr_train *t, struct tr_train_report *rep)
     case PH_RESIDUAL_BCAST:
         return bcast_start(t, PH_BUFFER_BCAST, TR_TRAIN_BUFFER_BCAST, m->buffers,
                            m->n_buffers * sizeof(float));
-    case PH_AVG_PARAMS:
-        if (t->anchor && t->cfg.world > 1) {
-            /* the averaged change on top of the last average, the same on
-             * every rank; it is the next anchor */
-            size_t i;
-            for (i = 0; i < m->n_params; i++) {
-                m->params[i] = t->anchor[i] + m->grads[i];
-                t->anchor[i] = m->params[i];
-            }
-        }
-        if (t->sync_due && m->momentum)   /* a checkpoint point: momentum too, one state */
-            return tr_train_priv_reduce(t, PH_AVG_MOMENTUM, TR_TRAIN_AVERAGE, m->momentum,
-                                       m->n_params, TR_OP_AVG);
-        t->comm_us += clock_us(t) - t->t0_us;
-        t->phase = t->avg_next;
-        return 0;
-    case PH_AVG_MOMENTUM:
-        t->comm_us += clock_us(t) - t->t0_us;
-        t->phase = t->avg_next;
-        return 0;
-    case PH_BUFFER_BCAST:
+    default:   /* PH_BUFFER_BCAST */
         return start_report(t, rep);
+    }
+}
+
+/* The current phase's collective completed: what follows it. */
+static int collective_done(struct tr_train *t, struct tr_train_report *rep)
+{
+    switch (t->phase) {
+    case PH_HELLO:
+    case PH_START_BCAST:
+    case PH_PARAM_BCAST:
+    case PH_MOMENTUM_BCAST:
+    case PH_RESIDUAL_BCAST:
+    case PH_BUFFER_BCAST:
+        return start_next(t, rep);
+    case PH_AVG_PARAMS:
+    case PH_AVG_MOMENTUM:
+        return average_done(t);
     case PH_FLAG:
         return step_finish(t, rep);
     case PH_SYNC:
-        t->phase = PH_STEP;
-        t->sync_due = 0;
-        t->bn_same = 1;
-        return tr_train_priv_report(t, rep, TR_TRAIN_SYNC);
     case PH_EPOCH_BN:
-        t->sync_due = 0;
-        t->bn_same = 1;
-        return tr_train_priv_evaluate(t);
+        return bn_average_done(t, rep);
     case PH_EPOCH_SUMS:
         return epoch_finish(t, rep);
     default:
@@ -1183,6 +1207,35 @@ static int advance(struct tr_train *t, struct tr_train_report *rep)
             return tr_train_priv_elastic(t, rep);
         return fail(t, TR_TRAIN_NONE, TR_ERR_INVAL, -1);
     }
+}
+
+/* One transition: > 0 an event, 0 go on, < 0 a failure or TR_ERR_AGAIN.
+ * The phases in the first switch act at once; every other phase waits for
+ * its collective, then collective_done says what follows. */
+static int advance(struct tr_train *t, struct tr_train_report *rep)
+{
+    int rc;
+
+    switch (t->phase) {
+    case PH_IDLE:     return TR_ERR_INVAL;
+    case PH_DONE:     return TR_TRAIN_DONE;
+    case PH_FAILED:   return t->fault.code;
+    case PH_STEP:     return step_next(t);
+    case PH_SYNC_GO:
+    case PH_EPOCH_GO: return bn_average_start(t);
+    case PH_EVAL:     return tr_train_priv_evaluate(t);
+    case PH_BACKWARD: return backward_run(t);
+    case PH_GRADS:    return grads_step(t, rep);
+    case PH_AVG_GO:   return average_start(t);
+    case PH_CHANGE:
+    case PH_CHANGED:
+    case PH_LOST:
+    case PH_RE_ARMED: return tr_train_priv_elastic(t, rep);
+    default:          break;
+    }
+    if ((rc = wait_coll(t, what_of(t->phase))) != 0)
+        return rc;            /* TR_ERR_AGAIN, a failure, or TR_TRAIN_LOST */
+    return collective_done(t, rep);
 }
 
 int tr_train_poll(struct tr_train *t, struct tr_train_report *rep)
