@@ -8,7 +8,10 @@
 #include "lwip/ip4_addr.h"
 #include "lwip/netif.h"
 #include "lwip/pbuf.h"
+#include "lwip/priv/tcp_priv.h"
+#include "lwip/tcp.h"
 
+#include "fuzz.h"
 #include "fuzz_loopif.h"
 #include "tr_lwip.h"
 
@@ -75,6 +78,26 @@ void fuzz_lwip_deliver(void)
 void fuzz_lwip_drop(void)
 {
     queued = 0;
+}
+
+void fuzz_lwip_reset(void)
+{
+    struct pbuf *p[256];
+    int n = 0, i;
+    while (tcp_active_pcbs)
+        tcp_abort(tcp_active_pcbs);
+    while (tcp_tw_pcbs)
+        tcp_abort(tcp_tw_pcbs);
+    while (tcp_bound_pcbs)
+        tcp_abort(tcp_bound_pcbs);
+    while (tcp_listen_pcbs.listen_pcbs)
+        tcp_close((struct tcp_pcb *)tcp_listen_pcbs.listen_pcbs);
+    fuzz_lwip_drop();
+    while (n < 256 && (p[n] = pbuf_alloc(PBUF_RAW, 1, PBUF_POOL)) != NULL)
+        n++;
+    for (i = 0; i < n; i++)
+        pbuf_free(p[i]);
+    FZ_ASSERT(n == PBUF_POOL_SIZE, "%d of %d pool pbufs free after close", n, PBUF_POOL_SIZE);
 }
 
 void fuzz_lwip_setup(void)

@@ -21,6 +21,10 @@ void fuzz_lwip_setup(void);
 void fuzz_lwip_deliver(void);
 /* forgets what is queued */
 void fuzz_lwip_drop(void);
+/* After a harness closed its port: every pcb lwIP still holds aborted (or
+ * closed: listeners), the queue dropped; then the pbuf pool must be whole
+ * again (FZ_ASSERT), or the port leaked one. */
+void fuzz_lwip_reset(void);
 
 /* The next chain of pbufs cut from stream[*fed, len): 1 + per_chain[*chains
  * % 4] % 4 pieces, piece k of size_of(piece[(*chains + k) % 8]) bytes (at
