@@ -20,6 +20,7 @@ $(BUILD)/test/app/test_app_units: test/app/test_app_units.c $(MR_LIB_OBJS) $(POS
 
 # unit tests of core's trainer, with rings of simulated ranks (test/comm's transport)
 $(BUILD)/test/app/test_train: test/app/test_train.c test/comm/sim_transport.c test/comm/sim_transport.h \
+                              test/comm/train_samples.h \
                               $(BUILD)/libtinyring.a test/harness.h
 	@mkdir -p $(dir $@)
 	$(CC) $(HOST_CFLAGS) -Itest -Itest/comm -o $@ $< test/comm/sim_transport.c $(BUILD)/libtinyring.a -lm

@@ -16,6 +16,7 @@
 #include "tr_codec.h"
 #include "tr_train.h"
 #include "tr_util.h"
+#include "train_samples.h"
 
 
 /* CRC-32 of zlib, bit by bit */
@@ -227,22 +228,13 @@ static void test_sampler_redeal(void)
     TH_CHECK(bad == 0, "re-deal of the rest of an epoch: %d violations", bad);
 }
 
-/* ---- a synthetic data set: 28x28 pixels from an LCG, label = i % 10 */
+/* ---- a synthetic data set: train_samples.h's pixels, label = i % 10 */
 struct data {
     uint32_t n_train, n_test;
     int bad_label_at;     /* a training sample whose label is 10, or -1 */
     int fail_at_call;     /* the loader fails on this call (0 = never) */
     int calls;
 };
-
-/* noise, plus a bright band in rows 2c..2c+4 for class c: learnable */
-static uint8_t pixel(int split, uint32_t i, unsigned p)
-{
-    uint32_t x = (uint32_t)split * 2654435761u + i * 40503u + p * 2246822519u, row = p / 28;
-    x ^= x >> 13;
-    x *= 0x5bd1e995u;
-    return (uint8_t)((x >> 26) + (row >= 2 * (i % 10) && row < 2 * (i % 10) + 5 ? 180 : 0));
-}
 
 static int load(void *ctx, int split, const uint32_t *idx, unsigned n, uint8_t *px, uint8_t *lb)
 {
@@ -253,7 +245,7 @@ static int load(void *ctx, int split, const uint32_t *idx, unsigned n, uint8_t *
         if (idx[k] >= (split == TR_SPLIT_TRAIN ? d->n_train : d->n_test))
             return TR_ERR_INVAL;
         for (unsigned p = 0; p < 784; p++)
-            px[(size_t)k * 784 + p] = pixel(split, idx[k], p);
+            px[(size_t)k * 784 + p] = train_sample_pixel(split, idx[k], p);
         lb[k] = (uint8_t)(idx[k] % 10);
         if (split == TR_SPLIT_TRAIN && (int)idx[k] == d->bad_label_at)
             lb[k] = 10;

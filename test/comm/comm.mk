@@ -7,7 +7,7 @@
 #   test_codec        the gradient codecs and the compressed ring allreduce
 COMM_DIR    := $(BUILD)/test/comm
 COMM_COMMON := test/comm/comm_util.c test/comm/sim_transport.c
-COMM_DEPS   := $(COMM_COMMON) test/comm/sim_transport.h test/comm/comm_util.h \
+COMM_DEPS   := $(COMM_COMMON) test/comm/sim_transport.h test/comm/comm_util.h test/comm/train_samples.h \
                test/harness.h $(BUILD)/libtinyring.a
 
 $(COMM_DIR)/%: test/comm/%.c $(COMM_DEPS)

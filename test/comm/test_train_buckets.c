@@ -24,21 +24,14 @@
 #include "sim_transport.h"
 #include "tinyring.h"
 #include "tr_train.h"
-
-static uint8_t pixel(int split, uint32_t i, unsigned p)
-{
-    uint32_t x = (uint32_t)split * 2654435761u + i * 40503u + p * 2246822519u, row = p / 28;
-    x ^= x >> 13;
-    x *= 0x5bd1e995u;
-    return (uint8_t)((x >> 26) + (row >= 2 * (i % 10) && row < 2 * (i % 10) + 5 ? 180 : 0));
-}
+#include "train_samples.h"
 
 static int load(void *ctx, int split, const uint32_t *idx, unsigned n, uint8_t *px, uint8_t *lb)
 {
     (void)ctx;
     for (unsigned k = 0; k < n; k++) {
         for (unsigned p = 0; p < 784; p++)
-            px[(size_t)k * 784 + p] = pixel(split, idx[k], p);
+            px[(size_t)k * 784 + p] = train_sample_pixel(split, idx[k], p);
         lb[k] = (uint8_t)(idx[k] % 10);
     }
     return 0;
