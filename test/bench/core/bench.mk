@@ -3,13 +3,13 @@
 CORE_BENCH := $(BUILD)/bench/core/bench_core
 CORE_PEAK  := $(BUILD)/bench/core/peak_probe
 
-$(CORE_BENCH): test/bench/core/bench_core.c $(BUILD)/libtinyring.a $(CORE_HDRS)
+$(CORE_BENCH): test/bench/core/bench_core.c test/bench/core/bench_clock.h $(BUILD)/libtinyring.a $(CORE_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(HOST_CFLAGS) -O3 -o $@ $< $(BUILD)/libtinyring.a
 
 # the core's limit for separate multiplies and adds at the build's vector
 # width, and the seed net's FLOPs per sample (bench-core, bench-train)
-$(CORE_PEAK): test/bench/core/peak_probe.c $(BUILD)/libtinyring.a $(CORE_HDRS)
+$(CORE_PEAK): test/bench/core/peak_probe.c test/bench/core/bench_clock.h $(BUILD)/libtinyring.a $(CORE_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(HOST_CFLAGS) -O2 -o $@ $< $(BUILD)/libtinyring.a
 
@@ -33,10 +33,10 @@ $(BUILD)/bench/core/$(1)/core/%.o: core/%.c $(CORE_HDRS)
 $(BUILD)/bench/core/$(1)/libtinyring.a: $(CORE_SRCS:core/%.c=$(BUILD)/bench/core/$(1)/core/%.o)
 	@rm -f $$@
 	ar rcs $$@ $$^
-$(BUILD)/bench/core/$(1)/bench_core: test/bench/core/bench_core.c $(BUILD)/bench/core/$(1)/libtinyring.a
+$(BUILD)/bench/core/$(1)/bench_core: test/bench/core/bench_core.c test/bench/core/bench_clock.h $(BUILD)/bench/core/$(1)/libtinyring.a
 	$(CC) $(filter-out $(HOST_ARCH),$(HOST_CFLAGS)) $(BENCH_ISA_$(1)) -O3 -o $$@ $$< \
 	  $(BUILD)/bench/core/$(1)/libtinyring.a
-$(BUILD)/bench/core/$(1)/peak_probe: test/bench/core/peak_probe.c $(BUILD)/bench/core/$(1)/libtinyring.a
+$(BUILD)/bench/core/$(1)/peak_probe: test/bench/core/peak_probe.c test/bench/core/bench_clock.h $(BUILD)/bench/core/$(1)/libtinyring.a
 	$(CC) $(filter-out $(HOST_ARCH),$(HOST_CFLAGS)) $(BENCH_ISA_$(1)) -O2 -o $$@ $$< \
 	  $(BUILD)/bench/core/$(1)/libtinyring.a
 endef
@@ -58,7 +58,7 @@ BENCH_TARGETS += bench-core
 # qemu-user (test/bench/core/a64_count.sh): bench_core built for AArch64
 # on core's a64 build (test/core/cross.mk)
 A64_BENCH := $(CROSS_DIR)/a64-bench/bench_core
-$(A64_BENCH): test/bench/core/bench_core.c $(CROSS_DIR)/isa/a64/libtinyring.a $(CORE_HDRS)
+$(A64_BENCH): test/bench/core/bench_core.c test/bench/core/bench_clock.h $(CROSS_DIR)/isa/a64/libtinyring.a $(CORE_HDRS)
 	@mkdir -p $(dir $@)
 	$(A64_CC) -std=gnu99 -Wall -Wextra -O3 -ffp-contract=off -static -Icore/include -Icore -o $@ $< \
 	  $(CROSS_DIR)/isa/a64/libtinyring.a

@@ -7,6 +7,7 @@
  * training steps only, for a profiler)
  * Prints one "step_samples_per_s <x>" line last, for test/bench/core/run.sh. */
 #define _POSIX_C_SOURCE 200112L
+#include "bench_clock.h"
 #include "tinyring.h"
 #include "tr_layer_kernels.h"
 #include "tr_plan.h"
@@ -14,22 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-/* seconds on the clock BENCH_CLOCK names: "cpu", the process's CPU time
- * (all its threads; on a shared machine the time it was not running is
- * left out),
- * else the monotonic wall clock */
-static double now(void)
-{
-    static int cpu = -1;
-    struct timespec t;
-    if (cpu < 0) {
-        const char *c = getenv("BENCH_CLOCK");
-        cpu = c && strcmp(c, "cpu") == 0;
-    }
-    clock_gettime(cpu ? CLOCK_PROCESS_CPUTIME_ID : CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 /* "count" mode (test/bench/core/a64_count.sh, an instruction counter that
  * traces the functions run): each kernel of the tables runs once, right
@@ -97,14 +82,14 @@ static void gemm_table(int reps)
         for (q = 0; q < k * n; q++) b[q] = 0.002f * (float)(q % 89) - 0.09f;
         for (q = 0; q < m * n; q++) c[q] = 0.0f;
         for (r = 0; r < reps + 1; r++) {
-            t0 = now();
+            t0 = bench_now();
             for (j = 0; j < calls; j++) {
                 if (g[i].set)
                     tr_gemm_set(c, a, b, m, n, k, k, n, n);
                 else
                     tr_gemm(c, a, b, m, n, k, k, n, n);
             }
-            t0 = (now() - t0) / calls;
+            t0 = (bench_now() - t0) / calls;
             if (r > 0 && t0 < best)   /* the first run warms the caches */
                 best = t0;
         }
@@ -139,13 +124,13 @@ static void block_table(struct tr_model *m, const float *x, unsigned B, int reps
         for (i = 0; i < outn; i++) dy[i] = 1e-3f * (float)(i % 7);
         for (k = 0; k < reps; k++) {
             mark(20 + (li == 1 ? 0 : 2), "block_fused", li);
-            t0 = now();
+            t0 = bench_now();
             tr_plan_block_forward(m, li, x, B, 1);
-            if (now() - t0 < tf) tf = now() - t0;
+            if (bench_now() - t0 < tf) tf = bench_now() - t0;
             mark(21 + (li == 1 ? 0 : 2), "block_fused", li);
-            t0 = now();
+            t0 = bench_now();
             tr_plan_block_backward(m, li, x, B, dy, NULL, (float *)m->layer[li - 1].out);
-            if (now() - t0 < tb) tb = now() - t0;
+            if (bench_now() - t0 < tb) tb = bench_now() - t0;
             mark(31, NULL, 0);
         }
         printf("%-3u %-12s %10.3f %9s %10.3f %9s\n", li, "block fused", tf * 1e3, "-", tb * 1e3, "-");
@@ -225,7 +210,7 @@ int main(int argc, char **argv)
         for (k = 0; k < reps; k++) {
             const float *b = p + (l->p_len - l->out_c);
             mark(2 * (int)li, kname(l->d.kind), li);
-            t0 = now();
+            t0 = bench_now();
             switch (l->d.kind) {
             case TR_LAYER_CONV2D:
                 if (ref) tr_conv2d_forward_ref(l->out, in, p, b, l, B);
@@ -244,9 +229,9 @@ int main(int argc, char **argv)
                 else tr_linear_forward(l->out, in, p, b, l, B);
                 break;
             }
-            if (now() - t0 < tf) tf = now() - t0;
+            if (bench_now() - t0 < tf) tf = bench_now() - t0;
             mark(2 * (int)li + 1, kname(l->d.kind), li);
-            t0 = now();
+            t0 = bench_now();
             switch (l->d.kind) {
             case TR_LAYER_CONV2D:
                 if (ref) tr_conv2d_backward_ref(dx, g, g + (l->p_len - l->out_c), dy, in, p, l, B);
@@ -259,7 +244,7 @@ int main(int argc, char **argv)
                 tr_linear_backward(dx, g, g + (l->p_len - l->out_c), dy, in, p, l, B);
                 break;
             }
-            if (now() - t0 < tb) tb = now() - t0;
+            if (bench_now() - t0 < tb) tb = bench_now() - t0;
             mark(31, NULL, 0);
         }
         if (ff > 0)
@@ -278,12 +263,12 @@ steps:
     /* full training steps */
     for (k = count ? 0 : -2; k < steps; k++) {
         mark(30, "training_step", 0);
-        t0 = now();
+        t0 = bench_now();
         tr_model_forward(&m, x, B, 1);
         tr_model_loss(&m, labels, &loss, NULL);
         tr_model_backward(&m);
         tr_sgd_step(&s, m.params, m.grads, m.momentum, m.n_params);
-        t0 = now() - t0;
+        t0 = bench_now() - t0;
         mark(31, NULL, 0);
         if (k >= 0) {
             total += t0;

@@ -19,6 +19,7 @@
  * prints: "peak_gflops X", "fma_gflops X" (if any), "flops_per_sample X"
  * and a human line "peak probe: ...". */
 #define _POSIX_C_SOURCE 200112L
+#include "bench_clock.h"
 #include "tinyring.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,22 +55,6 @@
 #endif
 typedef float pv __attribute__((vector_size(PW * 4)));
 
-/* seconds on the clock BENCH_CLOCK names: "cpu", the process's CPU time
- * (all its threads; on a shared machine the time it was not running is
- * left out),
- * else the monotonic wall clock */
-static double now(void)
-{
-    static int cpu = -1;
-    struct timespec t;
-    if (cpu < 0) {
-        const char *c = getenv("BENCH_CLOCK");
-        cpu = c && strcmp(c, "cpu") == 0;
-    }
-    clock_gettime(cpu ? CLOCK_PROCESS_CPUTIME_ID : CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 /* keeps the compiler from knowing a value (so x * 1 and x + 0 stay) */
 #define HIDE(v) __asm__ volatile("" : "+v"(v))
 #if PW == 1 || defined(__ARM_NEON)
@@ -104,14 +89,14 @@ static double mul_add(long iters, float *sink)
     m += 1.0f;
     HIDE(m);
     HIDE(c);
-    t0 = now();
+    t0 = bench_now();
     for (r = 0; r < iters; r++) {
         EACH(STEP)
         /* an empty asm per chain and round: the compiler can neither fold
          * rounds together nor see that the values do not change */
         EACH(KEEP)
     }
-    t0 = now() - t0;
+    t0 = bench_now() - t0;
     EACH(SUM)
     return t0;
 }
@@ -138,12 +123,12 @@ static double fma_chains(long iters, float *sink)
     m += 1.0f;
     HIDE(m);
     HIDE(c);
-    t0 = now();
+    t0 = bench_now();
     for (r = 0; r < iters; r++) {
         EACH(FSTEP)
         EACH(KEEP)
     }
-    t0 = now() - t0;
+    t0 = bench_now() - t0;
     EACH(SUM)
     return t0;
 }
