@@ -16,10 +16,7 @@
  * views; the overwrite form must not read C and must leave the gaps between
  * rows alone. Built with -ffp-contract=off, like core. */
 #if !defined(TEST_GEMM_VECTOR)
-#undef __AVX512F__
-#undef __AVX__
-#undef __SSE2__
-#undef __ARM_NEON
+#include "tc_plain.h"
 #endif
 #include "../../core/tr_kernel_gemm.c"
 #include "harness.h"

@@ -6,10 +6,7 @@
  * compiled here with the vector-register macros removed, so their #if
  * takes the portable branch. */
 #ifndef TEST_LEAN_VECTOR      /* as test_lean_isa_<isa>: the vector branch, built for <isa> */
-#undef __AVX512F__
-#undef __AVX__
-#undef __SSE2__
-#undef __ARM_NEON
+#include "tc_plain.h"
 #endif
 #ifndef TEST_SUITE
 #define TEST_SUITE "core_lean_plain"
