@@ -118,8 +118,7 @@ int mr_elastic_join(struct mr_elastic *e, const struct mr_args *a, const char *i
     } else {
         struct tr_posix_config pc;
         posix_config(e, init_method, &pc);
-        if ((rc = tr_posix_elastic_master(&pc, &ec.master_addr, &ec.master_port, err,
-                                          sizeof err)) < 0) {
+        if ((rc = tr_posix_elastic_master(&pc, &ec, err, sizeof err)) < 0) {
             fprintf(stderr, "mnist_ring: --elastic: %s: %s\n", init_method, err);
             return rc;
         }

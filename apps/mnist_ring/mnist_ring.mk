@@ -75,3 +75,4 @@ test-elastic: $(BUILD)/test/app/test_elastic_units $(BUILD)/mnist_ring $(BUILD)/
 	$(BUILD)/test/app/test_elastic_units
 	timeout 900 bash test/app/test_elastic.sh $(BUILD)
 	timeout 300 bash test/app/test_launcher_elastic.sh $(BUILD)
+	timeout 120 bash test/app/test_rdv_hosts.sh $(BUILD)

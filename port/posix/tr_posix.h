@@ -71,6 +71,7 @@
 #include "tr_transport.h"
 
 #define TR_POSIX_MAX_WORLD   256     /* rendezvous table size bound */
+#define TR_POSIX_MAX_MASTERS 4       /* tcp://H:P,H:P,...: rendezvous addresses */
 #define TR_POSIX_VERSION     1u      /* of the registration */
 #define TR_POSIX_REG_BYTES   32u
 #define TR_POSIX_ANS_BYTES   24u
@@ -319,6 +320,13 @@ struct tr_posix_elastic_config {
                                     * there, the coordinator serves it. 0 = none
                                     * (static table) */
     uint16_t master_port;          /* its port, host order */
+    struct tr_posix_endpoint master_more[TR_POSIX_MAX_MASTERS - 1];
+    unsigned n_master_more;        /* tcp://H:P,H2:P2,...: the further addresses,
+                                    * for a job whose rank 0 (process or host)
+                                    * may be gone when a process comes back. The
+                                    * coordinator serves each one its host owns
+                                    * (beside master_addr, which it serves as
+                                    * before); find asks them all, in turn */
     unsigned min_ranks;            /* a view with fewer members is not formed
                                     * (ABORT, TR_EL_BELOW_MIN); 0 is taken as 1 */
     uint32_t timeout_ms;           /* a member that has not answered a round by
@@ -427,8 +435,9 @@ struct tr_posix_elastic {
     int      index;                /* this process's index in view; -1 before a VIEW */
     int      listen_fd;            /* kept open for the whole run: link hellos
                                     * and membership messages */
-    int      master_fd;            /* tcp://: the master port, served by the
-                                    * coordinator when it can bind it; else -1 */
+    int      master_fd[TR_POSIX_MAX_MASTERS]; /* tcp://: the master ports
+                                    * (master_addr, then master_more), served by
+                                    * the coordinator where it can bind them; -1 */
     uint32_t my_addr;              /* where this process listens (its JOIN's address) */
     uint16_t my_port;
     int      coord_fd;             /* after find: the connection whose coordinator
@@ -553,11 +562,12 @@ uint32_t tr_posix_elastic_beat_gap(struct tr_posix_elastic *el);
  * listen_fd, master_fd. Idempotent. */
 void tr_posix_elastic_close(struct tr_posix_elastic *el);
 
-/* The master address (network order) and port that cfg's init method names
- * ("tcp://HOST:PORT", or env://'s MASTER_ADDR and MASTER_PORT), resolved as
- * tr_posix_connect does: for tr_posix_elastic_config.master_addr/_port.
+/* The master addresses that cfg's init method names ("tcp://HOST:PORT" or
+ * "tcp://HOST:PORT,HOST2:PORT2,..." up to TR_POSIX_MAX_MASTERS, or env://'s
+ * MASTER_ADDR and MASTER_PORT), resolved as tr_posix_connect does, into
+ * ec->master_addr/_port (the first) and ec->master_more/n_master_more.
  * Returns 0 or TR_ERR_INVAL with a message (as tr_posix_connect's). */
-int tr_posix_elastic_master(const struct tr_posix_config *cfg, uint32_t *addr, uint16_t *port,
-                            char *err, size_t errlen);
+int tr_posix_elastic_master(const struct tr_posix_config *cfg,
+                            struct tr_posix_elastic_config *ec, char *err, size_t errlen);
 
 #endif /* TR_POSIX_H */

@@ -88,19 +88,57 @@ int tr_posix_env_rank(int *rank, int *world, char *err, size_t errlen)
     return 0;
 }
 
-static int parse_master(struct tr_posix_plan *pl, const char *host, const char *port,
+static int parse_master(uint32_t *addr, uint16_t *port, const char *host, const char *ps,
                         const char *what, char *err, size_t errlen)
 {
     long p;
-    if (parse_int(port, 1, 65535, &p) < 0)
+    if (parse_int(ps, 1, 65535, &p) < 0)
         return tr_posix_fail(err, errlen, TR_ERR_INVAL, "%s: bad master port \"%s\"",
-                             what, port);
-    if (resolve4(host, &pl->master_addr) < 0)
+                             what, ps);
+    if (resolve4(host, addr) < 0)
         return tr_posix_fail(err, errlen, TR_ERR_INVAL,
                              "%s: cannot resolve master host \"%s\" to an IPv4 address",
                              what, host);
-    pl->master_port = (uint16_t)p;
+    *port = (uint16_t)p;
     return 0;
+}
+
+/* tcp://HOST:PORT[,HOST:PORT...]: the first is the rendezvous, the others
+ * pl->more (an elastic job's further rendezvous addresses). */
+static int parse_tcp(struct tr_posix_plan *pl, const char *m, char *err, size_t errlen)
+{
+    const char *hp = m + 6;
+    int k = 0;
+    for (;;) {
+        char item[300], *colon;
+        const char *end = strchr(hp, ',');
+        size_t len = end ? (size_t)(end - hp) : strlen(hp);
+        uint32_t *addr = k ? &pl->more[k - 1].addr : &pl->master_addr;
+        uint16_t *port = k ? &pl->more[k - 1].port : &pl->master_port;
+        int rc;
+        if (k == TR_POSIX_MAX_MASTERS)
+            return tr_posix_fail(err, errlen, TR_ERR_INVAL,
+                                 "init method \"%s\": more than %d addresses", m,
+                                 TR_POSIX_MAX_MASTERS);
+        if (len >= sizeof item)
+            return tr_posix_fail(err, errlen, TR_ERR_INVAL,
+                                 "init method \"%s\": an address is too long", m);
+        memcpy(item, hp, len);
+        item[len] = 0;
+        colon = strrchr(item, ':');
+        if (!colon || colon == item || !colon[1])
+            return tr_posix_fail(err, errlen, TR_ERR_INVAL,
+                                 "init method \"%s\": expected tcp://HOST:PORT[,HOST:PORT...]",
+                                 m);
+        *colon = 0;
+        rc = parse_master(addr, port, item, colon + 1, "tcp://", err, errlen);
+        if (rc < 0)
+            return rc;
+        pl->n_more = k++;
+        if (!end)
+            return 0;
+        hp = end + 1;
+    }
 }
 
 int tr_posix_plan_make(struct tr_posix_plan *pl, const struct tr_posix_config *cfg,
@@ -112,13 +150,6 @@ int tr_posix_plan_make(struct tr_posix_plan *pl, const struct tr_posix_config *c
     if (!m)
         return tr_posix_fail(err, errlen, TR_ERR_INVAL, "no init method (tcp://HOST:PORT or env://)");
     if (strncmp(m, "tcp://", 6) == 0) {
-        char host[256];
-        const char *hp = m + 6, *colon = strrchr(hp, ':');
-        if (!colon || colon == hp || (size_t)(colon - hp) >= sizeof host)
-            return tr_posix_fail(err, errlen, TR_ERR_INVAL,
-                                 "init method \"%s\": expected tcp://HOST:PORT", m);
-        memcpy(host, hp, (size_t)(colon - hp));
-        host[colon - hp] = 0;
         if (cfg->world < 1 || cfg->world > TR_POSIX_MAX_WORLD)
             return tr_posix_fail(err, errlen, TR_ERR_INVAL,
                                  "world size %d out of range 1..%d", cfg->world,
@@ -128,7 +159,7 @@ int tr_posix_plan_make(struct tr_posix_plan *pl, const struct tr_posix_config *c
                                  "rank %d out of range 0..%d", cfg->rank, cfg->world - 1);
         pl->rank = cfg->rank;
         pl->world = cfg->world;
-        rc = parse_master(pl, host, colon + 1, "tcp://", err, errlen);
+        rc = parse_tcp(pl, m, err, errlen);
         if (rc < 0)
             return rc;
     } else if (strcmp(m, "env://") == 0) {
@@ -142,7 +173,7 @@ int tr_posix_plan_make(struct tr_posix_plan *pl, const struct tr_posix_config *c
                                  "env://: MASTER_ADDR and MASTER_PORT must be set "
                                  "(torchrun sets them; with mpirun add -x MASTER_ADDR=... "
                                  "-x MASTER_PORT=...)");
-        rc = parse_master(pl, ma, mp, "env://", err, errlen);
+        rc = parse_master(&pl->master_addr, &pl->master_port, ma, mp, "env://", err, errlen);
         if (rc < 0)
             return rc;
     } else {

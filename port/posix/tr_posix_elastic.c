@@ -257,8 +257,10 @@ int tr_posix_el_poll_set(struct tr_posix_elastic *el, struct pollfd *pf, int *sl
         pf[np].fd = el->listen_fd; pf[np].events = POLLIN; pf[np].revents = 0;
         slot[np++] = TR_POSIX_EL_SLOT_LISTEN;
     }
-    if (listeners && el->master_fd >= 0) {
-        pf[np].fd = el->master_fd; pf[np].events = POLLIN; pf[np].revents = 0;
+    for (i = 0; listeners && i < TR_POSIX_MAX_MASTERS; i++) {
+        if (el->master_fd[i] < 0)
+            continue;
+        pf[np].fd = el->master_fd[i]; pf[np].events = POLLIN; pf[np].revents = 0;
         slot[np++] = TR_POSIX_EL_SLOT_MASTER;
     }
     for (i = 0; i < TR_POSIX_EL_CONNS; i++) {
@@ -283,7 +285,7 @@ int tr_posix_el_poll_set(struct tr_posix_elastic *el, struct pollfd *pf, int *sl
 void tr_posix_el_pump(struct tr_posix_elastic *el, const struct pollfd *pf, const int *slot,
                       int np)
 {
-    int i;
+    int i, j;
     for (i = 0; i < np; i++) {
         if (!pf[i].revents)
             continue;
@@ -291,8 +293,10 @@ void tr_posix_el_pump(struct tr_posix_elastic *el, const struct pollfd *pf, cons
             conn_read(el, &el->conn[slot[i]]);
         else if (slot[i] == TR_POSIX_EL_SLOT_LISTEN)
             conn_accept(el, el->listen_fd);
-        else if (slot[i] == TR_POSIX_EL_SLOT_MASTER && el->master_fd >= 0)
-            conn_accept(el, el->master_fd);
+        else if (slot[i] == TR_POSIX_EL_SLOT_MASTER)
+            for (j = 0; j < TR_POSIX_MAX_MASTERS; j++)
+                if (el->master_fd[j] >= 0 && el->master_fd[j] == pf[i].fd)
+                    conn_accept(el, el->master_fd[j]);
     }
 }
 
@@ -320,10 +324,11 @@ void tr_posix_el_redirect(struct tr_posix_elastic *el, uint32_t hint, int all)
 
 /* ---- listening sockets ----------------------------------------------------- */
 
-/* Listens on addr:port (SO_REUSEADDR; addr not this host's: every address),
- * with the links' socket options. Returns 0 or a tr_err with a message. */
-static int listen_on(const struct tr_posix_elastic *el, uint32_t addr, uint16_t port, int *fd,
-                     uint16_t *bound, int backlog, char *err, size_t errlen)
+/* Listens on addr:port (SO_REUSEADDR; addr not this host's: every address,
+ * or with !any an error), with the links' socket options. Returns 0 or a
+ * tr_err with a message. */
+static int listen_at(const struct tr_posix_elastic *el, uint32_t addr, uint16_t port, int *fd,
+                     uint16_t *bound, int backlog, int any, char *err, size_t errlen)
 {
     struct sockaddr_in sa;
     socklen_t len = sizeof sa;
@@ -338,7 +343,7 @@ static int listen_on(const struct tr_posix_elastic *el, uint32_t addr, uint16_t 
     sa.sin_addr.s_addr = addr;
     sa.sin_port = htons(port);
     b = bind(s, (struct sockaddr *)&sa, sizeof sa);
-    if (b < 0 && errno == EADDRNOTAVAIL) {
+    if (b < 0 && errno == EADDRNOTAVAIL && any) {
         sa.sin_addr.s_addr = htonl(INADDR_ANY);
         b = bind(s, (struct sockaddr *)&sa, sizeof sa);
     }
@@ -355,28 +360,54 @@ static int listen_on(const struct tr_posix_elastic *el, uint32_t addr, uint16_t 
     return 0;
 }
 
-/* tcp://: the coordinator serves the master port (so a process started
- * again finds the job), everyone else lets it go. force: try to bind now
- * (else at most every MASTER_RETRY_MS: the previous holder may not have
- * let go yet). */
+static int listen_on(const struct tr_posix_elastic *el, uint32_t addr, uint16_t port, int *fd,
+                     uint16_t *bound, int backlog, char *err, size_t errlen)
+{
+    return listen_at(el, addr, port, fd, bound, backlog, 1, err, errlen);
+}
+
+/* Master address k: 0 master_addr, then master_more. */
+static void master_at(const struct tr_posix_elastic *el, unsigned k, uint32_t *addr,
+                      uint16_t *port)
+{
+    *addr = k ? el->cfg.master_more[k - 1].addr : el->cfg.master_addr;
+    *port = k ? el->cfg.master_more[k - 1].port : el->cfg.master_port;
+}
+
+/* tcp://: the coordinator serves the master ports (so a process started
+ * again finds the job), everyone else lets them go. With one address a
+ * coordinator whose host does not own it listens on every address at that
+ * port (NAT); with several, only on those its host owns: the others'
+ * hosts serve them. force: try to bind now (else at most every
+ * MASTER_RETRY_MS: the previous holder may not have let go yet). */
 void tr_posix_el_master(struct tr_posix_elastic *el, int force)
 {
-    uint32_t now = tr_posix_clock_ms();
+    uint32_t now = tr_posix_clock_ms(), addr;
+    uint16_t port;
+    unsigned k, n = 1 + el->cfg.n_master_more;
+    int missing = 0;
     if (!el->cfg.master_addr)
         return;
     if (!tr_posix_el_is_coord(el)) {
-        if (el->master_fd >= 0) {
-            conn_accept(el, el->master_fd);    /* they get NOT_COORD, not a reset */
-            tr_posix_close_fd(&el->master_fd);
-        }
+        for (k = 0; k < n; k++)
+            if (el->master_fd[k] >= 0) {
+                conn_accept(el, el->master_fd[k]);  /* they get NOT_COORD, not a reset */
+                tr_posix_close_fd(&el->master_fd[k]);
+            }
         return;
     }
-    if (el->master_fd >= 0 || (!force && (int32_t)(now - el->master_retry) < 0))
+    for (k = 0; k < n; k++)
+        missing |= el->master_fd[k] < 0;
+    if (!missing || (!force && (int32_t)(now - el->master_retry) < 0))
         return;
     el->master_retry = now + MASTER_RETRY_MS;
-    if (listen_on(el, el->cfg.master_addr, el->cfg.master_port, &el->master_fd, NULL, 128,
-                  NULL, 0) < 0)
-        el->master_fd = -1;
+    for (k = 0; k < n; k++) {
+        if (el->master_fd[k] >= 0)
+            continue;
+        master_at(el, k, &addr, &port);
+        if (listen_at(el, addr, port, &el->master_fd[k], NULL, 128, n == 1, NULL, 0) < 0)
+            el->master_fd[k] = -1;
+    }
 }
 
 /* ---- start, service, close ----------------------------------------------- */
@@ -389,7 +420,9 @@ static int el_init(struct tr_posix_elastic *el, const struct tr_posix_elastic_co
     int i;
     memset(el, 0, sizeof *el);
     el->px.fd[0] = el->px.fd[1] = -1;
-    el->listen_fd = el->master_fd = el->coord_fd = -1;
+    el->listen_fd = el->coord_fd = -1;
+    for (i = 0; i < TR_POSIX_MAX_MASTERS; i++)
+        el->master_fd[i] = -1;
     el->index = -1;
     for (i = 0; i < TR_POSIX_EL_CONNS; i++)
         el->conn[i].fd = -1;
@@ -500,8 +533,8 @@ static int service_answer(struct tr_posix_elastic *el)
 
 int tr_posix_elastic_service(struct tr_posix_elastic *el)
 {
-    struct pollfd pf[TR_POSIX_EL_CONNS + 2];
-    int slot[TR_POSIX_EL_CONNS + 2], np, wait = 0;
+    struct pollfd pf[TR_POSIX_EL_POLL];
+    int slot[TR_POSIX_EL_POLL], np, wait = 0;
     if (el->view.n == 0)
         return 0;
     tr_posix_el_master(el, 0);
@@ -519,19 +552,22 @@ void tr_posix_elastic_close(struct tr_posix_elastic *el)
     for (i = 0; i < TR_POSIX_EL_CONNS; i++)
         tr_posix_close_fd(&el->conn[i].fd);
     tr_posix_close_fd(&el->listen_fd);
-    tr_posix_close_fd(&el->master_fd);
+    for (i = 0; i < TR_POSIX_MAX_MASTERS; i++)
+        tr_posix_close_fd(&el->master_fd[i]);
     tr_posix_close_fd(&el->coord_fd);
 }
 
-int tr_posix_elastic_master(const struct tr_posix_config *cfg, uint32_t *addr, uint16_t *port,
-                            char *err, size_t errlen)
+int tr_posix_elastic_master(const struct tr_posix_config *cfg,
+                            struct tr_posix_elastic_config *ec, char *err, size_t errlen)
 {
     struct tr_posix_plan pl;
     int rc = tr_posix_plan_make(&pl, cfg, err, errlen);
     if (rc < 0)
         return rc;
-    *addr = pl.master_addr;
-    *port = pl.master_port;
+    ec->master_addr = pl.master_addr;
+    ec->master_port = pl.master_port;
+    memcpy(ec->master_more, pl.more, sizeof ec->master_more);
+    ec->n_master_more = (unsigned)pl.n_more;
     return 0;
 }
 
@@ -562,47 +598,16 @@ static int find_accepted(struct tr_posix_elastic *el, int fd, uint32_t coord)
     return 1;
 }
 
-/* tcp://: the master port, served by the coordinator. Returns as find. */
-static int find_master(struct tr_posix_elastic *el, uint32_t wait_ms, char *err, size_t errlen)
-{
-    const struct tr_posix_elastic_config *c = &el->cfg;
-    uint32_t deadline = tr_posix_clock_ms() + wait_ms;
-    struct tr_el_msg m, r;
-    char ab[32];
-    int fd, rc;
-    /* listen_addr 0: every address here, and the JOIN says 0, which the
-     * coordinator reads as "the address you see me from" */
-    el->my_addr = c->listen_addr;
-    rc = listen_on(el, el->my_addr, c->listen_port, &el->listen_fd, &el->my_port, 64, err,
-                   errlen);
-    if (rc < 0)
-        return rc;
-    for (;;) {
-        tr_posix_el_join_msg(el, &m, TR_EL_ANY_EPOCH, TR_EL_JOINER, 0);
-        rc = tr_posix_el_ask(el, TR_EL_NO_RANK, c->master_addr, c->master_port, &m,
-                             tr_posix_clock_ms() + c->handshake_ms, deadline, &fd, &r);
-        if (rc == TR_EL_ASK_DEAD || rc == TR_EL_ASK_CLOSED)
-            return 0;
-        if (rc == TR_EL_ASK_SILENT || (rc == 0 && r.answer == TR_EL_NOT_COORD &&
-                                       tr_posix_left_ms(deadline) == 0))
-            break;
-        if (r.answer == TR_EL_ACCEPT)
-            return find_accepted(el, fd, r.coord);
-        tr_posix_close_fd(&fd);
-        if (r.answer != TR_EL_NOT_COORD)
-            return find_refused(el, &r, err, errlen);
-        tr_posix_el_sleep(100);            /* the coordinator takes the port over */
-    }
-    return tr_posix_fail(err, errlen, TR_ERR_TIMEOUT,
-                         "rank %u: the job at %s:%u did not accept it within %u ms",
-                         c->rank, tr_posix_ntoa(c->master_addr, ab, sizeof ab),
-                         c->master_port, wait_ms);
-}
-
-/* A static table's entries asked at once (find): a fresh job's ranks that
+/* Entries asked at once (find): a static table's (a fresh job's ranks that
  * have their left link do not read their listener until their right one is
- * up, so one silent entry must not cost a wait per entry. */
+ * up, so one silent entry must not cost a wait per entry), or a tcp://
+ * job's master addresses (a frozen holder of one must not hide the others). */
 struct sweep {
+    const struct tr_posix_endpoint *tab;
+    uint32_t n;                            /* entries */
+    int      master;                       /* master addresses, not the ranks' */
+    int      joined;                       /* an entry took the JOIN and was silent
+                                            * to the end (a frozen holder) */
     int      fd[TR_POSIX_MAX_WORLD];       /* -1: done with it */
     uint8_t  sent[TR_POSIX_MAX_WORLD];     /* JOIN sent, waiting for the REPLY */
     uint32_t redial[TR_POSIX_MAX_WORLD];   /* 0, or when to ask it again (ms) */
@@ -642,6 +647,12 @@ static int sweep_reply(struct tr_posix_elastic *el, struct sweep *s, uint32_t k,
     tr_posix_close_fd(&s->fd[k]);
     if (m.answer != TR_EL_NOT_COORD)
         return find_refused(el, &m, err, errlen);
+    if (s->master) {           /* a member let it go: the coordinator takes it over */
+        s->answered = 1;
+        if (s->tries[k] < 250)
+            s->redial[k] = tr_posix_clock_ms() + MASTER_RETRY_MS;
+        return 0;
+    }
     s->answered |= m.coord != el->cfg.rank;    /* "ask yourself": a view that waits for me */
     if (m.coord < el->cfg.world && m.coord != el->cfg.rank && s->fd[m.coord] < 0 &&
         !s->redial[m.coord] && s->tries[m.coord] < 6)
@@ -683,12 +694,12 @@ static int sweep_step(struct tr_posix_elastic *el, struct sweep *s, uint32_t k, 
 }
 
 /* Dials entry k (now, or when its redial is due); fills the poll set. */
-static int sweep_set(struct tr_posix_elastic *el, const struct tr_posix_endpoint *table,
-                     struct sweep *s, struct pollfd *pf, uint32_t *idx, int *wait)
+static int sweep_set(struct sweep *s, struct pollfd *pf, uint32_t *idx, int *wait)
 {
+    const struct tr_posix_endpoint *table = s->tab;
     uint32_t now = tr_posix_clock_ms(), k;
     int np = 0;
-    for (k = 0; k < el->cfg.world; k++) {
+    for (k = 0; k < s->n; k++) {
         if (s->redial[k] && (int32_t)(now - s->redial[k]) >= 0) {
             s->redial[k] = 0;
             s->sent[k] = 0;
@@ -708,26 +719,32 @@ static int sweep_set(struct tr_posix_elastic *el, const struct tr_posix_endpoint
     return np;
 }
 
-/* One sweep over the table. Returns as find (0: nobody accepted). */
+/* One sweep over n entries of table (master: the master addresses; else
+ * the ranks' entries, this rank's left out). Returns as find (0: nobody
+ * accepted). */
 static int sweep_run(struct tr_posix_elastic *el, const struct tr_posix_endpoint *table,
-                     struct sweep *s, uint32_t wait_ms, char *err, size_t errlen)
+                     uint32_t n, int master, struct sweep *s, uint32_t wait_ms, char *err,
+                     size_t errlen)
 {
     struct pollfd pf[TR_POSIX_MAX_WORLD];
     uint32_t idx[TR_POSIX_MAX_WORLD], deadline = tr_posix_clock_ms() + wait_ms, k;
     struct tr_el_msg m;
     int rc = 0, np, i;
     memset(s, 0, sizeof *s);
+    s->tab = table;
+    s->n = n;
+    s->master = master;
     tr_posix_el_join_msg(el, &m, TR_EL_ANY_EPOCH, TR_EL_JOINER, 0);
     tr_el_encode(&m, s->join, sizeof s->join);
-    for (k = 0; k < el->cfg.world; k++) {
+    for (k = 0; k < n; k++) {
         s->fd[k] = -1;
         s->tries[k] = 1;
-        if (k != el->cfg.rank)
+        if (master || k != el->cfg.rank)
             tr_posix_el_dial(table[k].addr, table[k].port, &s->fd[k]);  /* refused: -1 */
     }
     while (rc == 0) {
         int wait = tr_posix_left_ms(deadline);
-        np = sweep_set(el, table, s, pf, idx, &wait);
+        np = sweep_set(s, pf, idx, &wait);
         if (wait == 0 || (np == 0 && wait == tr_posix_left_ms(deadline)))
             break;                             /* deadline, or nothing left to ask */
         if (poll(pf, (nfds_t)np, wait) <= 0)
@@ -736,9 +753,40 @@ static int sweep_run(struct tr_posix_elastic *el, const struct tr_posix_endpoint
             if (pf[i].revents)
                 rc = sweep_step(el, s, idx[i], err, errlen);
     }
-    for (k = 0; k < el->cfg.world; k++)
+    for (k = 0; k < n; k++) {
+        s->joined |= rc == 0 && s->fd[k] >= 0 && s->sent[k];  /* took it, said nothing */
         tr_posix_close_fd(&s->fd[k]);
+    }
     return rc;
+}
+
+/* tcp://: the master addresses, served by the coordinator, asked at once
+ * (one whose holder is frozen, or whose host is gone, does not hide the
+ * others). Returns as find. */
+static int find_master(struct tr_posix_elastic *el, uint32_t wait_ms, char *err, size_t errlen)
+{
+    const struct tr_posix_elastic_config *c = &el->cfg;
+    struct tr_posix_endpoint at[TR_POSIX_MAX_MASTERS];
+    struct sweep s;                            /* ~12 KiB of stack */
+    char ab[32];
+    unsigned k, n = 1 + c->n_master_more;
+    int rc;
+    /* listen_addr 0: every address here, and the JOIN says 0, which the
+     * coordinator reads as "the address you see me from" */
+    el->my_addr = c->listen_addr;
+    rc = listen_on(el, el->my_addr, c->listen_port, &el->listen_fd, &el->my_port, 64, err,
+                   errlen);
+    if (rc < 0)
+        return rc;
+    for (k = 0; k < n; k++)
+        master_at(el, k, &at[k].addr, &at[k].port);
+    rc = sweep_run(el, at, n, 1, &s, wait_ms, err, errlen);
+    if (rc != 0 || (!s.answered && !s.joined))
+        return rc;                             /* accepted, refused, or nobody there */
+    return tr_posix_fail(err, errlen, TR_ERR_TIMEOUT,
+                         "rank %u: the job at %s:%u%s did not accept it within %u ms",
+                         c->rank, tr_posix_ntoa(c->master_addr, ab, sizeof ab),
+                         c->master_port, n > 1 ? " (and its other addresses)" : "", wait_ms);
 }
 
 /* Can this process take its table entry? A live member of that rank holds
@@ -783,7 +831,7 @@ static int find_table(struct tr_posix_elastic *el, const struct tr_posix_endpoin
     el->my_port = table[el->cfg.rank].port;
     rc = find_entry_free(el, err, errlen);
     if (rc == 0)
-        rc = sweep_run(el, table, &s, wait_ms, err, errlen);
+        rc = sweep_run(el, table, el->cfg.world, 0, &s, wait_ms, err, errlen);
     if (rc == 1) {    /* accepted: listen on this rank's entry for the links */
         int lr = listen_on(el, el->my_addr, el->my_port, &el->listen_fd, NULL, 64, err, errlen);
         rc = lr < 0 ? lr : 1;

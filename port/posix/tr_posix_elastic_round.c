@@ -162,8 +162,8 @@ static int apply_view(struct round *r)
 static int wait_verdict(struct round *r, int fd, uint32_t deadline)
 {
     struct tr_posix_elastic *el = r->el;
-    struct pollfd pf[TR_POSIX_EL_CONNS + 3];
-    int slot[TR_POSIX_EL_CONNS + 3], np, rc = 0;
+    struct pollfd pf[TR_POSIX_EL_POLL + 1];
+    int slot[TR_POSIX_EL_POLL + 1], np, rc = 0;
     uint8_t buf[TR_EL_MAX_BYTES];
     size_t got = 0, total = TR_EL_HEAD_BYTES;
     while (rc == 0) {
@@ -387,8 +387,8 @@ static void probe_done(struct round *r, struct probes *p, int k)
 static void coord_poll(struct round *r, struct probes *p, const uint8_t *answered,
                        uint32_t end)
 {
-    struct pollfd pf[TR_POSIX_EL_CONNS + 2 + TR_EL_MAX_MEMBERS];
-    int slot[TR_POSIX_EL_CONNS + 2 + TR_EL_MAX_MEMBERS];
+    struct pollfd pf[TR_POSIX_EL_POLL + TR_EL_MAX_MEMBERS];
+    int slot[TR_POSIX_EL_POLL + TR_EL_MAX_MEMBERS];
     int wait = tr_posix_left_ms(end), np, i, nc;
     if (wait > TR_POSIX_EL_SLICE_MS)
         wait = TR_POSIX_EL_SLICE_MS;           /* the heartbeats may declare one dead */

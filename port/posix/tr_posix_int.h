@@ -24,6 +24,8 @@ struct tr_posix_plan {
     int      rank, world;
     uint32_t master_addr;          /* network order */
     uint16_t master_port;
+    struct tr_posix_endpoint more[TR_POSIX_MAX_MASTERS - 1]; /* tcp://'s further */
+    int      n_more;               /* addresses (only --elastic's find uses them) */
     uint32_t local_addr;           /* chosen listening address, 0 = not yet */
     int      any_addr;             /* rank 0 without iface/addr: listen on every
                                     * address; each rank is told the address it
@@ -91,6 +93,8 @@ enum { TR_POSIX_EL_READING = 0, TR_POSIX_EL_PENDING = 1, TR_POSIX_EL_ACCEPTED = 
 #define TR_POSIX_EL_SLOT_LISTEN (-1)   /* poll set entries that are not conns */
 #define TR_POSIX_EL_SLOT_MASTER (-2)
 #define TR_POSIX_EL_SLOT_OTHER  (-3)   /* and below: the caller's own */
+/* entries tr_posix_el_poll_set may fill: conns, listen_fd, master_fd[] */
+#define TR_POSIX_EL_POLL (TR_POSIX_EL_CONNS + 1 + TR_POSIX_MAX_MASTERS)
 /* tr_posix_el_ask's outcomes besides 0 (answered) */
 #define TR_EL_ASK_DEAD   1             /* refused or unreachable: not there */
 #define TR_EL_ASK_CLOSED 2             /* closed unanswered */

@@ -348,8 +348,7 @@ static void worker_config(const struct job *j, int orig, struct tr_posix_elastic
         pc.init_method = url;
         pc.rank = orig;
         pc.world = j->world;
-        if (tr_posix_elastic_master(&pc, &ec->master_addr, &ec->master_port, err,
-                                    sizeof err) < 0)
+        if (tr_posix_elastic_master(&pc, ec, err, sizeof err) < 0)
             _exit(4);
     }
     ec->min_ranks = j->min_ranks;

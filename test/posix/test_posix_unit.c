@@ -129,6 +129,22 @@ static void test_plan(void)
              strstr(err, "port"), "port out of range: %s", err);
     c.init_method = "tcp://127.0.0.1";
     TH_CHECK(tr_posix_plan_make(&pl, &c, err, sizeof err) == TR_ERR_INVAL, "no port");
+    c.init_method = "tcp://127.0.0.1:7,10.0.0.2:8,localhost:9";
+    TH_CHECK(tr_posix_plan_make(&pl, &c, err, sizeof err) == 0 && pl.master_port == 7 &&
+             pl.master_addr == htonl(0x7f000001u) && pl.n_more == 2 &&
+             pl.more[0].addr == htonl(0x0a000002u) && pl.more[0].port == 8 &&
+             pl.more[1].addr == htonl(0x7f000001u) && pl.more[1].port == 9,
+             "tcp:// with three addresses: %s", err);
+    c.init_method = "tcp://:1,127.0.0.1:2";
+    TH_CHECK(tr_posix_plan_make(&pl, &c, err, sizeof err) == TR_ERR_INVAL &&
+             strstr(err, "expected tcp://"), "no first host: %s", err);
+    c.init_method = "tcp://127.0.0.1:1,127.0.0.1:";
+    TH_CHECK(tr_posix_plan_make(&pl, &c, err, sizeof err) == TR_ERR_INVAL, "an empty port");
+    c.init_method = "tcp://127.0.0.1:1,";
+    TH_CHECK(tr_posix_plan_make(&pl, &c, err, sizeof err) == TR_ERR_INVAL, "a trailing comma");
+    c.init_method = "tcp://127.0.0.1:1,127.0.0.1:2,127.0.0.1:3,127.0.0.1:4,127.0.0.1:5";
+    TH_CHECK(tr_posix_plan_make(&pl, &c, err, sizeof err) == TR_ERR_INVAL &&
+             strstr(err, "more than 4"), "five addresses: %s", err);
     c.init_method = "udp://x:1";
     TH_CHECK(tr_posix_plan_make(&pl, &c, err, sizeof err) == TR_ERR_INVAL &&
              strstr(err, "unknown init method"), "unknown scheme");
