@@ -349,7 +349,7 @@ static int layout(struct tr_model *m, const struct tr_model_desc *d, unsigned ba
     /* a BN over a 1x1 map at batch 1 could never take a training step */
     if (batch == 1 && tr_model_bn_single_value(m, 1))
         return TR_ERR_INVAL;
-    if (opts & ~(TR_MODEL_GRAD_BUCKET | TR_MODEL_NO_MOMENTUM))
+    if (opts & ~(TR_MODEL_GRAD_BUCKET | TR_MODEL_NO_MOMENTUM | TR_MODEL_ONE_PLANE))
         return TR_ERR_INVAL;
     tr_plan_roles(m);
     if ((err = stream_buckets(m, opts)) != 0)

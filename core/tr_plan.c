@@ -127,6 +127,9 @@ struct blk {
     struct tr_layer one;           /* the pool seen as one plane (C = 1) */
     int relu;
     int keeps;                     /* the lean backward keeps its windows (blk_kept) */
+    int one_plane;                 /* the recomputed conv's planes: one plane,
+                                    * made again by every pass (TR_MODEL_ONE_PLANE
+                                    * at batch > 1), else one per sample, made once */
     unsigned C;
     size_t hw, ohw;                /* BN plane, pool plane */
     const float *src;              /* the BN's input when stored (n, C, H, W) */
@@ -149,6 +152,13 @@ static void blk_get(struct blk *k, const struct tr_model *m, unsigned b, const f
     k->one.in_c = k->one.out_c = 1;
     k->src = b == 0 ? x : m->layer[b - 1].out;
     k->keeps = m->desc.plan == TR_PLAN_LEAN && tr_maxpool2d_in_place(k->pool);
+    k->one_plane = k->conv && (m->opts & TR_MODEL_ONE_PLANE) && m->batch > 1;
+}
+
+/* floats of the recomputed conv's plane buffer at batch */
+static size_t blk_planes_floats(const struct blk *k, unsigned batch)
+{
+    return k->conv ? (k->one_plane ? 1u : (size_t)batch) * k->hw : 0;
 }
 
 /* floats of plane temporaries a block's backward needs beyond its input */
@@ -181,7 +191,7 @@ size_t tr_plan_block_floats(const struct tr_model *m, unsigned b, unsigned batch
     struct blk k;
 
     blk_get(&k, m, b, NULL);
-    return (k.conv ? (size_t)batch * k.hw : 0) + blk_union(&k) + blk_kept_floats(&k, batch);
+    return blk_planes_floats(&k, batch) + blk_union(&k) + blk_kept_floats(&k, batch);
 }
 
 static unsigned stream_block(const struct tr_model *m, unsigned i)
@@ -257,13 +267,32 @@ static void blk_pool_plane(float *y, float *t, const float *pl, const struct tr_
 /* ---- block forward --------------------------------------------------- */
 
 /* Scratch of a block: [the recomputed conv's planes of one channel, batch
- * of them] then a region that holds the padded sample while a conv plane is
- * made, else the plane temporaries t (hw), yp (ohw), dyb (hw, unless the
- * pool's gradient can be written over t) and gp (ohw, with a stream, unless
- * kept); then what a keeping backward keeps (blk_kept_floats). */
+ * of them, or one (one_plane)] then a region that holds the padded sample
+ * while a conv plane is made, else the plane temporaries t (hw), yp (ohw),
+ * dyb (hw, unless the pool's gradient can be written over t) and gp (ohw,
+ * with a stream, unless kept); then what a keeping backward keeps
+ * (blk_kept_floats). */
 static float *blk_region(const struct tr_model *m, const struct blk *k)
 {
-    return k->conv ? m->scratch + (size_t)m->batch * k->hw : m->scratch;
+    return m->scratch + blk_planes_floats(k, m->batch);
+}
+
+/* where the recomputed conv's plane of sample i is made */
+static float *blk_cbuf(const struct tr_model *m, const struct blk *k, unsigned i)
+{
+    return m->scratch + (k->one_plane ? 0 : (size_t)i * k->hw);
+}
+
+/* the BN's input plane (i, c) for a pass after the first: the stored input,
+ * the recomputed conv's plane the first pass made, or (one_plane) made again */
+static const float *blk_plane_again(const struct tr_model *m, const struct blk *k,
+                                    const float *x, unsigned i, unsigned c, float *reg)
+{
+    if (k->conv == NULL)
+        return blk_plane(m, k, x, i, c, NULL, NULL);
+    if (!k->one_plane)
+        return blk_cbuf(m, k, i);
+    return blk_plane(m, k, x, i, c, blk_cbuf(m, k, i), reg);
 }
 
 /* sample i's kept pool gradient plane (with a stream) and argmax bytes */
@@ -369,7 +398,7 @@ void tr_plan_block_forward(struct tr_model *m, unsigned b, const float *x, unsig
                            int train)
 {
     struct blk k;
-    float *cbuf = m->scratch, *reg;
+    float *reg;
     unsigned c, i;
 
     blk_get(&k, m, b, x);
@@ -384,20 +413,18 @@ void tr_plan_block_forward(struct tr_model *m, unsigned b, const float *x, unsig
             const float cnt = (float)((size_t)n * k.hw);
             float sum = 0.0f, sq = 0.0f;
             for (i = 0; i < n; i++)
-                sum += tr_sum_lanes16(blk_plane(m, &k, x, i, c, cbuf + i * k.hw, reg), k.hw);
+                sum += tr_sum_lanes16(blk_plane(m, &k, x, i, c, blk_cbuf(m, &k, i), reg), k.hw);
             mean = sum / cnt;
             for (i = 0; i < n; i++)
-                sq += tr_bn2d_plane_sqdev(k.conv ? cbuf + i * k.hw
-                                                 : blk_plane(m, &k, x, i, c, NULL, NULL),
-                                          k.hw, mean);
+                sq += tr_bn2d_plane_sqdev(blk_plane_again(m, &k, x, i, c, reg), k.hw, mean);
             tr_bn2d_finish(k.bn->save, m->buffers + k.bn->b_off, k.C, c, mean, sq, cnt);
         }
         if (k.lin)          /* the stream makes the pool's output when it reads it */
             continue;
         blk_stats(m, &k, c, train, &mean, &invstd);
         for (i = 0; i < n; i++) {
-            const float *pl = train && k.conv ? cbuf + i * k.hw
-                                              : blk_plane(m, &k, x, i, c, cbuf, reg);
+            const float *pl = train ? blk_plane_again(m, &k, x, i, c, reg)
+                                    : blk_plane(m, &k, x, i, c, m->scratch, reg);
             blk_pool_plane(k.pool->out + ((size_t)i * k.C + c) * k.ohw, reg, pl, m, &k, c,
                            mean, invstd);
         }
@@ -518,27 +545,33 @@ static const float *blk_dy_kept(const struct tr_model *m, const struct blk *k, u
     return reg;
 }
 
-/* The recomputed conv's weight and bias gradient for output channel c from
- * the BN's input gradient planes dxc (n planes of hw), sample by sample. */
-static void conv_plane_grads(struct tr_model *m, const struct blk *k, const float *x,
-                             unsigned n, unsigned c, const float *dxc, float *xpad)
+/* The recomputed conv's weight and bias gradient for output channel c:
+ * zeroed, then sample i's added from its BN input gradient plane dxc (hw),
+ * right after the plane is made: the samples in order, so each weight's sum
+ * runs over them as one loop over the batch's planes would. */
+static void conv_grads_zero(struct tr_model *m, const struct blk *k, unsigned c)
+{
+    const struct tr_layer *cv = k->conv;
+    const size_t kk = (size_t)cv->in_c * cv->d.kernel * cv->d.kernel;
+    float *g = tr_plan_grad(m, cv), *dw = g + c * kk;
+    size_t j;
+
+    for (j = 0; j < kk; j++)
+        dw[j] = 0.0f;
+    g[cv->p_len - cv->out_c + c] = 0.0f;
+}
+
+static void conv_grads_add(struct tr_model *m, const struct blk *k, const float *x, unsigned i,
+                           unsigned c, const float *dxc, float *xpad)
 {
     const struct tr_layer *cv = k->conv;
     const size_t kk = (size_t)cv->in_c * cv->d.kernel * cv->d.kernel;
     const size_t xs = (size_t)cv->in_c * cv->in_h * cv->in_w;
-    float *dw = tr_plan_grad(m, cv) + c * kk;
-    float *db = tr_plan_grad(m, cv) + cv->p_len - cv->out_c + c;
-    size_t j;
-    unsigned i;
+    float *g = tr_plan_grad(m, cv);
 
-    for (j = 0; j < kk; j++)
-        dw[j] = 0.0f;
-    *db = 0.0f;
-    for (i = 0; i < n; i++) {
-        tr_conv2d_pad(xpad, x + i * xs, cv);
-        tr_conv2d_plane_dw(dw, xpad, dxc + i * k->hw, cv);
-        *db += tr_sum_lanes16(dxc + i * k->hw, k->hw);
-    }
+    tr_conv2d_pad(xpad, x + i * xs, cv);
+    tr_conv2d_plane_dw(g + c * kk, xpad, dxc, cv);
+    g[cv->p_len - cv->out_c + c] += tr_sum_lanes16(dxc, k->hw);
 }
 
 /* copy hw floats of plane src to dst; returns dst */
@@ -630,7 +663,7 @@ void tr_plan_block_backward(struct tr_model *m, unsigned b, const float *x, unsi
                             const float *dy, const float *sdy, float *dx)
 {
     struct blk k;
-    float *cbuf = m->scratch, *reg, *cache;
+    float *reg, *cache;
     const float *gb = m->params + m->layer[b].p_off;
     float *dgb = tr_plan_grad(m, &m->layer[b]);
     unsigned c, i;
@@ -654,7 +687,7 @@ void tr_plan_block_backward(struct tr_model *m, unsigned b, const float *x, unsi
         float dbeta = 0.0f, dgamma = 0.0f, kc;
         for (i = 0; i < n; i++) {
             const size_t pi = (size_t)i * k.C + c;
-            const float *pl = blk_plane(m, &k, x, i, c, cbuf + i * k.hw, reg);
+            const float *pl = blk_plane(m, &k, x, i, c, blk_cbuf(m, &k, i), reg);
             const float *d;
             float sb, sg;
             if (kept) {         /* the pool's output read, dy made in the cache */
@@ -677,16 +710,18 @@ void tr_plan_block_backward(struct tr_model *m, unsigned b, const float *x, unsi
         if (dx == NULL && k.conv == NULL)
             continue;
         kc = gb[c] * invstd / cnt;
+        if (k.conv)
+            conv_grads_zero(m, &k, c);
         for (i = 0; i < n; i++) {
-            const float *pl = k.conv ? cbuf + i * k.hw : blk_plane(m, &k, x, i, c, NULL, NULL);
-            float *dst = k.conv ? cbuf + i * k.hw : dx + ((size_t)i * k.C + c) * k.hw;
+            const float *pl = blk_plane_again(m, &k, x, i, c, reg);
+            float *dst = k.conv ? blk_cbuf(m, &k, i) : dx + ((size_t)i * k.C + c) * k.hw;
             const float *d = cache    ? cache + ((size_t)i * k.C + c) * k.hw
                            : k.keeps ? blk_dy_kept(m, &k, i, c, dy, reg)
                                      : blk_dy(m, &k, pl, i, c, dy, sdy, reg, 0);
             tr_bn2d_plane_dx(dst, d, pl, k.hw, mean, invstd, kc, cnt, dbeta, dgamma);
+            if (k.conv)         /* dst: now the conv output's gradient */
+                conv_grads_add(m, &k, x, i, c, dst, reg);
         }
-        if (k.conv)
-            conv_plane_grads(m, &k, x, n, c, cbuf, reg);
     }
 }
 

@@ -91,11 +91,13 @@ void tr_train_priv_comm_config(const struct tr_train_config *c, struct tr_comm_c
     cc->layout_hash = 0;   /* set from the configuration hash at init */
 }
 
-/* The model's options: the gradient mode, and no momentum twin without momentum. */
+/* The model's options: the gradient mode, no momentum twin without
+ * momentum, one recomputed plane if asked. */
 static unsigned model_opts(const struct tr_train_config *c)
 {
     return (c->grad_mode == TR_TRAIN_GRADS_BUCKET ? TR_MODEL_GRAD_BUCKET : 0u) |
-           (c->momentum == 0.0f ? TR_MODEL_NO_MOMENTUM : 0u);
+           (c->momentum == 0.0f ? TR_MODEL_NO_MOMENTUM : 0u) |
+           (c->one_plane ? TR_MODEL_ONE_PLANE : 0u);
 }
 
 /* Carve every piece from a (measure mode when a->base is NULL: then t may

@@ -53,6 +53,9 @@ BOARD_C2 ?= 32
 BOARD_BATCH_MAX ?= 4
 BOARD_MOMENTUM ?= 0.9
 BOARD_GRADS ?= full
+# batch: the lean plan keeps conv1's planes of the batch; one: one plane,
+# made again by every pass (TR_MODEL_ONE_PLANE: less arena at batch > 1)
+BOARD_PLANES ?= batch
 BOARD_SEGMENT ?= 4096
 # the execution plan the images train on: 0 fast, 1 lean (docs/DESIGN.md)
 BOARD_PLAN ?= 0
@@ -104,7 +107,7 @@ $(BOARD_OUT)/gen_cfg: $(BOARD_DIR)/tools/gen_cfg.c $(BUILD)/libtinyring.a $(CORE
 # replaced only when it changes, so nothing rebuilds needlessly
 $(BOARD_OUT)/board_cfg.h: $(BOARD_OUT)/gen_cfg board-cfg-force
 	@$(BOARD_OUT)/gen_cfg header $(BOARD_C1) $(BOARD_C2) $(BOARD_BATCH_MAX) $(BOARD_SEGMENT) \
-	  $(BOARD_PLAN) $(BOARD_MOMENTUM) $(BOARD_GRADS) > $@.tmp
+	  $(BOARD_PLAN) $(BOARD_MOMENTUM) $(BOARD_GRADS) $(BOARD_PLANES) > $@.tmp
 	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; echo "board: $@ updated"; fi
 
 .PHONY: board-cfg-force
@@ -244,16 +247,18 @@ test-board: $(BOARD_IMAGES) $(BOARD_HOST_TOOLS) board-384k-image board-256k-imag
 	$(MAKE) --no-print-directory -s board-ring-256k || st=1; exit $$st
 
 # the whole trainer arena (tr_train_arena_size) of each board configuration
-# at MNIST's 60,000 samples: c1 c2 batch plan momentum grads
-BOARD_TRAINER_CONFIGS := 16:32:4:0:0.9:full 16:32:2:1:0.9:full 16:32:1:1:0.9:full \
-                         16:32:1:1:0.9:bucket 16:32:1:1:0:bucket 4:8:4:1:0.9:bucket 4:8:4:1:0:bucket
+# at MNIST's 60,000 samples: c1 c2 batch plan momentum grads planes
+BOARD_TRAINER_CONFIGS := 16:32:4:0:0.9:full:batch 16:32:2:1:0.9:full:batch \
+                         16:32:1:1:0.9:full:batch 16:32:1:1:0.9:bucket:batch \
+                         16:32:1:1:0:bucket:batch 4:8:4:1:0.9:bucket:batch \
+                         4:8:4:1:0:bucket:batch 4:8:4:1:0.9:bucket:one 4:8:4:1:0:bucket:one
 cross-board: $(BOARD_IMAGES) $(BOARD_OUT)/gen_cfg
 	@BUILD=$(BUILD) BOARD_OUT=$(BOARD_OUT) BOARD_SIZE=$(BOARD_SIZE) bash $(BOARD_DIR)/tools/sizes.sh
 	@echo "== the trainer's arena of the board configurations (gen_cfg trainer)"
 	@$(foreach c,$(BOARD_TRAINER_CONFIGS),$(BOARD_OUT)/gen_cfg trainer \
 	  $(word 1,$(subst :, ,$(c))) $(word 2,$(subst :, ,$(c))) $(word 3,$(subst :, ,$(c))) \
 	  $(BOARD_SEGMENT) $(word 4,$(subst :, ,$(c))) $(word 5,$(subst :, ,$(c))) \
-	  $(word 6,$(subst :, ,$(c))) &&) true
+	  $(word 6,$(subst :, ,$(c))) $(word 7,$(subst :, ,$(c))) &&) true
 
 TEST_TARGETS  += test-board
 CROSS_TARGETS += cross-board

@@ -121,6 +121,13 @@ struct tr_bucket {
                                     * bucket (tr_model_bucket_next) */
 #define TR_MODEL_NO_MOMENTUM 2u    /* no momentum twin (SGD without
                                     * momentum): momentum is NULL */
+#define TR_MODEL_ONE_PLANE   4u    /* the lean plan's recomputed first conv
+                                    * keeps one output plane, not one per
+                                    * sample: every pass over the batch makes
+                                    * it again (the scratch stops growing by
+                                    * a plane per sample; more instructions
+                                    * at batch > 1: make board-cycles). The
+                                    * same bits; nothing changes at batch 1 */
 
 #define TR_ROLE_LAYER      0
 #define TR_ROLE_RECOMPUTED 1

@@ -241,6 +241,10 @@ struct tr_train_config {
      * see tr_train_position). With momentum 0 the arena holds no momentum
      * twin in either mode. */
     int      grad_mode;
+    /* 1: the model's TR_MODEL_ONE_PLANE (tr_model.h): on the lean plan at
+     * batch > 1, less arena for more instructions; the same bits (not part
+     * of the configuration hash). 0: one plane per sample. */
+    int      one_plane;
     /* optional: a microsecond clock, to report the time spent in the
      * gradient allreduce (comm_us); NULL = not measured */
     uint64_t (*clock_us)(void *ctx);

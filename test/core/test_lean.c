@@ -161,7 +161,10 @@ static int compare(const struct tr_model *f, const struct tr_model *l, unsigned 
     return ok;
 }
 
-static void train_side_by_side(const struct tr_model_desc *d0, unsigned batch, const char *name)
+/* opts: the lean model's (0, or TR_MODEL_ONE_PLANE: the recomputed conv
+ * made again by every pass, the same bits) */
+static void train_side_by_side(const struct tr_model_desc *d0, unsigned batch, const char *name,
+                               unsigned opts)
 {
     struct tr_model_desc d = *d0;
     struct tr_model f, l;
@@ -177,20 +180,20 @@ static void train_side_by_side(const struct tr_model_desc *d0, unsigned batch, c
     d.plan = TR_PLAN_FAST;
     rc = tr_model_init(&f, &d, batch, arena_f, sizeof arena_f);
     d.plan = TR_PLAN_LEAN;
-    rc |= tr_model_init(&l, &d, batch, arena_l, sizeof arena_l);
+    rc |= tr_model_init_opt(&l, &d, batch, opts, arena_l, sizeof arena_l);
     TH_CHECK(rc == 0, "%s b%u: init", name, batch);
     if (rc) { free(x); return; }
     TH_CHECK(tr_model_layout_hash(&f) == tr_model_layout_hash(&l), "%s: layout hash", name);
     /* the size query on the lean plan: exact, and one byte less does not fit */
-    TH_CHECK(tr_model_arena_size(&d, batch, &need) == 0 && need == l.arena_used,
+    TH_CHECK(tr_model_arena_size_opt(&d, batch, opts, &need) == 0 && need == l.arena_used,
              "%s b%u: size query %zu, init used %zu", name, batch, need, l.arena_used);
     {   /* the exact size trains: a heap block of it, so the sanitizers see
          * any byte written past the arena */
         struct tr_model t;
-        TH_CHECK(tr_model_init(&t, &d, batch, arena_l, need - 1) == TR_ERR_NOMEM,
+        TH_CHECK(tr_model_init_opt(&t, &d, batch, opts, arena_l, need - 1) == TR_ERR_NOMEM,
                  "%s b%u: one byte short", name, batch);
         if (posix_memalign(&exact, TR_ARENA_ALIGN, need) != 0 ||
-            tr_model_init(&l, &d, batch, exact, need) != 0) {
+            tr_model_init_opt(&l, &d, batch, opts, exact, need) != 0) {
             TH_CHECK(0, "%s b%u: init in exactly %zu bytes", name, batch, need);
             free(x);
             free(exact);
@@ -208,7 +211,7 @@ static void train_side_by_side(const struct tr_model_desc *d0, unsigned batch, c
             lab[i] = (uint8_t)((i * 7 + step) % f.classes);
         for (i = 0; i < n * in; i++)
             x[i] = tr_rng_uniform(&tc_rng, -1.5f, 2.0f);
-        snprintf(what, sizeof what, "%s b%u n%u step %u", name, batch, n, step);
+        snprintf(what, sizeof what, "%s b%u n%u step %u opts %u", name, batch, n, step, opts);
         rc = tr_model_forward(&f, x, n, 1) | tr_model_forward(&l, x, n, 1);
         rc |= tr_model_loss(&f, lab, &lf, NULL) | tr_model_loss(&l, lab, &ll, NULL);
         TH_CHECK(rc == 0, "%s: forward, loss", what);
@@ -289,12 +292,26 @@ int main(void)
                 TH_CHECK(0, "%s: size query", name);
                 continue;
             }
-            train_side_by_side(&d, batches[b], name);
+            train_side_by_side(&d, batches[b], name, 0);
+            train_side_by_side(&d, batches[b], name, TR_MODEL_ONE_PLANE);
         }
     /* at batch 96 the seed's conv2 runs the whole-image kernels on the lean
      * plan too (their scratch fits in an eighth of the stored activations),
      * its input gradient written over its input */
+    {   /* the narrow net on the lean plan: one plane is smaller at batch 4
+         * (three conv1 planes of 28 x 28 floats less), the same at batch 1 */
+        size_t one = 0, all = 0, one1 = 0, all1 = 0;
+        tr_model_desc_convnet(&d, 4, 8, 10);
+        d.plan = TR_PLAN_LEAN;
+        TH_CHECK(tr_model_arena_size_opt(&d, 4, TR_MODEL_ONE_PLANE, &one) == 0 &&
+                 tr_model_arena_size_opt(&d, 4, 0, &all) == 0 && one + 3u * 784u * 4u <= all,
+                 "narrow b4: one plane %zu bytes, one per sample %zu", one, all);
+        TH_CHECK(tr_model_arena_size_opt(&d, 1, TR_MODEL_ONE_PLANE, &one1) == 0 &&
+                 tr_model_arena_size_opt(&d, 1, 0, &all1) == 0 && one1 == all1,
+                 "narrow b1: one plane %zu bytes, one per sample %zu", one1, all1);
+    }
     model(&d, 0, &name);
-    train_side_by_side(&d, 96, "seed 16/32 (whole-image conv2)");
+    train_side_by_side(&d, 96, "seed 16/32 (whole-image conv2)", 0);
+    train_side_by_side(&d, 96, "seed 16/32 (whole-image conv2), one plane", TR_MODEL_ONE_PLANE);
     return th_report(TEST_SUITE);
 }

@@ -84,6 +84,7 @@ static int configure(const struct tr_transport *tp)
     c.segment_bytes = BOARD_SEGMENT;
     c.elastic = s.elastic;
     c.grad_mode = BOARD_GRADS;      /* bucket: no full gradient (board.mk) */
+    c.one_plane = BOARD_ONE_PLANE;  /* one: conv1 made again per pass (board.mk) */
     c.clock_us = clock_us;
     c.clock_ctx = 0;
     if ((e = tr_train_arena_size(&c, &need)) < 0 || need > sizeof arena) {

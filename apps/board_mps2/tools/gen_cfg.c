@@ -2,11 +2,12 @@
  * host build/libtinyring.a). Asks core's size query for the board's model
  * variants and writes the header the firmware sizes its static arenas from:
  *
- *   gen_cfg header c1 c2 batch_max segment plan momentum grads > board_cfg.h
+ *   gen_cfg header c1 c2 batch_max segment plan momentum grads [planes] > board_cfg.h
  *   (plan 0 fast or 1 lean: TR_PLAN_*; momentum the SGD momentum the arena
  *   is sized for: 0 holds no momentum twin; grads full or bucket:
- *   TR_TRAIN_GRADS_*)
- *   gen_cfg trainer c1 c2 batch segment plan momentum grads
+ *   TR_TRAIN_GRADS_*; planes batch (the default) or one: the trainer's
+ *   one_plane, TR_MODEL_ONE_PLANE)
+ *   gen_cfg trainer c1 c2 batch segment plan momentum grads [planes]
  *                       the same query as one line for `make cross`:
  *                       "trainer c1=16 c2=32 plan=lean batch=1
  *                       samples=60000 momentum=0.9 bytes=N grads=bucket"
@@ -55,7 +56,7 @@ static int no_samples(void *ctx, int split, const uint32_t *idx, unsigned n, uin
 }
 
 struct image_cfg {
-    unsigned c1, c2, batch, seg, plan, grads;
+    unsigned c1, c2, batch, seg, plan, grads, one_plane;
     float momentum;
 };
 
@@ -70,11 +71,14 @@ static int grads_of(const char *s, unsigned *g)
     return 0;
 }
 
-/* c1 c2 batch segment plan momentum grads from argv[2..8] */
+/* c1 c2 batch segment plan momentum grads [planes] from argv[2..9] */
 static int parse(int argc, char **argv, struct image_cfg *ic)
 {
     char *end;
-    if (argc != 9)
+    if (argc != 9 && argc != 10)
+        return -1;
+    ic->one_plane = argc == 10 && !strcmp(argv[9], "one");
+    if (argc == 10 && !ic->one_plane && strcmp(argv[9], "batch"))
         return -1;
     ic->c1 = arg_u(argv[2]); ic->c2 = arg_u(argv[3]); ic->batch = arg_u(argv[4]);
     ic->seg = arg_u(argv[5]); ic->plan = arg_u(argv[6]);
@@ -109,6 +113,7 @@ static size_t trainer_bytes(const struct image_cfg *ic)
     c.segment_bytes = ic->seg;
     c.momentum = ic->momentum;
     c.grad_mode = (int)ic->grads;
+    c.one_plane = (int)ic->one_plane;
     for (i = 0; i < 3; i++) {
         c.n_train = samples[i];
         if (tr_train_arena_size(&c, &bytes[i]) < 0) {
@@ -132,7 +137,7 @@ static int header(int argc, char **argv)
     size_t bytes;
     if (parse(argc, argv, &ic) < 0) {
         fprintf(stderr, "usage: gen_cfg header c1 c2 batch_max segment plan momentum "
-                "full|bucket\n");
+                "full|bucket [batch|one]\n");
         return 2;
     }
     bytes = trainer_bytes(&ic);
@@ -141,8 +146,9 @@ static int header(int argc, char **argv)
     printf("#define BOARD_C1 %uu\n#define BOARD_C2 %uu\n#define BOARD_BATCH_MAX %uu\n"
            "#define BOARD_SEGMENT %uu\n#define BOARD_PLAN %uu\n#define BOARD_GRADS %uu\n"
            "#define BOARD_MOMENTUM_ARENA %d   /* 0: no momentum twin */\n"
+           "#define BOARD_ONE_PLANE %u\n"
            "#define BOARD_ARENA_BYTES %luu\n", ic.c1, ic.c2, ic.batch, ic.seg, ic.plan,
-           ic.grads, ic.momentum != 0.0f, (unsigned long)bytes);
+           ic.grads, ic.momentum != 0.0f, ic.one_plane, (unsigned long)bytes);
     printf("#endif\n");
     return 0;
 }
@@ -152,13 +158,14 @@ static int trainer(int argc, char **argv)
     struct image_cfg ic;
     if (parse(argc, argv, &ic) < 0) {
         fprintf(stderr, "usage: gen_cfg trainer c1 c2 batch segment plan momentum "
-                "full|bucket\n");
+                "full|bucket [batch|one]\n");
         return 2;
     }
     printf("trainer c1=%u c2=%u plan=%s batch=%u samples=60000 momentum=%g bytes=%lu "
-           "grads=%s\n", ic.c1, ic.c2, ic.plan == TR_PLAN_LEAN ? "lean" : "fast", ic.batch,
+           "grads=%s%s\n", ic.c1, ic.c2, ic.plan == TR_PLAN_LEAN ? "lean" : "fast", ic.batch,
            (double)ic.momentum, (unsigned long)trainer_bytes(&ic),
-           ic.grads == TR_TRAIN_GRADS_BUCKET ? "bucket" : "full");
+           ic.grads == TR_TRAIN_GRADS_BUCKET ? "bucket" : "full",
+           ic.one_plane ? " planes=one" : "");
     return 0;
 }
 

@@ -359,10 +359,13 @@ static int train(void)
 /* ---- the same steps in the bucket mode ------------------------------------
  * No full gradient: one buffer of the largest bucket, each bucket applied
  * by SGD (tr_sgd_apply) as soon as backward completed it, backward waiting
- * (tr_model_backward_stage says TR_ERR_BUSY) until it is released. The
- * parameters and BN statistics must be the full gradient's bits. */
+ * (tr_model_backward_stage says TR_ERR_BUSY) until it is released; on the
+ * lean plan with TR_MODEL_ONE_PLANE too (conv1's plane made again by every
+ * pass: the boards' smallest arena). The parameters and BN statistics must
+ * be the full gradient's bits. */
 static int train_inplace(uint32_t want_params, uint32_t want_bn)
 {
+    const unsigned opts = TR_MODEL_GRAD_BUCKET | TR_MODEL_ONE_PLANE;
     struct tr_model_desc d;
     struct tr_sgd sgd;
     char buf[128], *p;
@@ -372,9 +375,8 @@ static int train_inplace(uint32_t want_params, uint32_t want_bn)
 
     tr_model_desc_convnet(&d, IMAGE_C1, IMAGE_C2, 10);
     d.plan = IMAGE_PLAN;
-    if (tr_model_arena_size_opt(&d, IMAGE_BATCH, TR_MODEL_GRAD_BUCKET, &need) != 0 ||
-        need > sizeof pool ||
-        tr_model_init_opt(&model, &d, IMAGE_BATCH, TR_MODEL_GRAD_BUCKET, pool, need) != 0 ||
+    if (tr_model_arena_size_opt(&d, IMAGE_BATCH, opts, &need) != 0 || need > sizeof pool ||
+        tr_model_init_opt(&model, &d, IMAGE_BATCH, opts, pool, need) != 0 ||
         model.arena_used != need) {
         img_puts("FAIL: bucket mode size query or init\n");
         return 1;
