@@ -115,7 +115,7 @@ struct tr_posix_config {
                                     * (TR_POSIX_DEFAULT_SOCKBUF), < 0 = kernel autotuning */
     int         rcvbuf;            /* SO_RCVBUF bytes, same convention; the
                                     * default also clamps the window offered
-                                    * to TR_POSIX_DEFAULT_WINDOW */
+                                    * off loopback (TR_POSIX_DEFAULT_WINDOW) */
     uint32_t    spin_us;           /* transport poll(): re-check without sleeping
                                     * for up to this long before it sleeps (saves
                                     * a wake-up when the neighbour answers fast;
@@ -138,11 +138,12 @@ struct tr_posix_config {
 #define TR_POSIX_SPIN_US     1000u   /* what AUTO spins when cores are free */
 
 #define TR_POSIX_DEFAULT_SOCKBUF (1024 * 1024)   /* SO_SNDBUF/SO_RCVBUF of ring links */
-/* TCP_WINDOW_CLAMP of ring links with the default rcvbuf: the bytes a peer
- * may have in flight. The bandwidth-delay product of a LAN up to 1 Gbit/s
- * at 0.4 ms round trip, and 34 full frames: below the 50 ms queue of a
- * 10 Mbit/s link (test/net/shaped_net.sh), which a larger burst overflowed. */
-#define TR_POSIX_DEFAULT_WINDOW  (48 * 1024)
+/* TCP_WINDOW_CLAMP of ring links off loopback with the default rcvbuf: the
+ * most a peer may have in flight. 32 full frames at a 1500-byte MTU: the
+ * bandwidth-delay product of a LAN up to 1 Gbit/s at 0.37 ms round trip,
+ * and below the 50 ms queue of a 10 Mbit/s link (test/testnet.sh), which a
+ * larger burst overflowed. */
+#define TR_POSIX_DEFAULT_WINDOW (32 * 1448)
 
 /* One rank's listening address. */
 struct tr_posix_endpoint {

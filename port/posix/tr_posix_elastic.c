@@ -342,6 +342,7 @@ static int listen_at(const struct tr_posix_elastic *el, uint32_t addr, uint16_t 
     sa.sin_family = AF_INET;
     sa.sin_addr.s_addr = addr;
     sa.sin_port = htons(port);
+    tr_posix_link_clamp(s, addr, el->cfg.rcvbuf);
     b = bind(s, (struct sockaddr *)&sa, sizeof sa);
     if (b < 0 && errno == EADDRNOTAVAIL && any) {
         sa.sin_addr.s_addr = htonl(INADDR_ANY);

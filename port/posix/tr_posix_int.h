@@ -47,6 +47,11 @@ int      tr_posix_left_ms(uint32_t deadline);       /* ms until deadline, >= 0 *
 int      tr_posix_errno_code(int e);                /* errno -> tr_err */
 int      tr_posix_nonblock(int fd);
 void     tr_posix_link_opts(int fd, int sndbuf, int rcvbuf);
+/* TCP_WINDOW_CLAMP of TR_POSIX_DEFAULT_WINDOW on a link socket not yet
+ * connected (listening, or before connect) whose address (network order: the
+ * one it listens on, or the peer's) is not loopback or any, with the
+ * default rcvbuf (0); otherwise nothing (tr_posix_util.c). */
+void     tr_posix_link_clamp(int fd, uint32_t addr, int rcvbuf);
 const char *tr_posix_ntoa(uint32_t addr, char *buf, size_t len);
 void     tr_posix_close_fd(int *fd);
 /* Whole-buffer transfers on a non-blocking socket, bounded by a deadline

@@ -44,6 +44,7 @@ int tr_posix_listen_open(const struct tr_posix_plan *pl, int *fd, uint16_t *port
     sa.sin_family = AF_INET;
     sa.sin_addr.s_addr = pl->any_addr ? htonl(INADDR_ANY) : pl->local_addr;
     sa.sin_port = htons(pl->listen_port);
+    tr_posix_link_clamp(s, sa.sin_addr.s_addr, pl->rcvbuf);
     if (bind(s, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(s, 64) < 0 ||
         getsockname(s, (struct sockaddr *)&sa, &len) < 0) {
         int e = errno, code = tr_posix_errno_code(e);
@@ -184,6 +185,7 @@ static int out_dial(struct links *s, uint32_t now)
         return tr_posix_fail(s->err, s->errlen, tr_posix_errno_code(errno), "socket: %s",
                              strerror(errno));
     tr_posix_link_opts(s->out_fd, s->pl->sndbuf, s->pl->rcvbuf);
+    tr_posix_link_clamp(s->out_fd, r->addr, s->pl->rcvbuf);
     memset(&sa, 0, sizeof sa);
     sa.sin_family = AF_INET;
     sa.sin_addr.s_addr = r->addr;

@@ -76,9 +76,8 @@ int tr_posix_nonblock(int fd)
 }
 
 /* Ring link options: no Nagle (headers and small segments go at once),
- * buffers large enough to keep a pipelined segment or two in flight, with
- * the default receive buffer a window clamp (below), and one keepalive
- * probe after a second without traffic. A peer whose stack is gone
+ * buffers large enough to keep a pipelined segment or two in flight, and one
+ * keepalive probe after a second without traffic. A peer whose stack is gone
  * (a board lost power, a host vanished) leaves that probe unanswered, which
  * the kernel's TCP_INFO shows (tcpi_probes) even when every byte sent was
  * acknowledged; a live stack answers at once. The next probe, and the
@@ -90,7 +89,6 @@ int tr_posix_nonblock(int fd)
 void tr_posix_link_opts(int fd, int sndbuf, int rcvbuf)
 {
     int one = 1, idle = TR_POSIX_KEEPIDLE_S, intvl = TR_POSIX_KEEPINTVL_S;
-    int clamp = rcvbuf == 0 ? TR_POSIX_DEFAULT_WINDOW : 0;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
     setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
@@ -104,20 +102,28 @@ void tr_posix_link_opts(int fd, int sndbuf, int rcvbuf)
         setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf);
     if (rcvbuf > 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
-    if (clamp > 0) {
-        /* The window this end offers is at most TR_POSIX_DEFAULT_WINDOW, so
-         * the peer never has more than that unacknowledged on the link (the
-         * rest of a message waits in its send buffer, not in the network).
-         * Without it a message of one bucket goes out as one burst, paced
-         * (BBR) at a bandwidth estimated from tiny exchanges: on a 10 Mbit/s
-         * link with a 50 ms queue the burst overflowed the queue, and the
-         * retransmissions took bench-net's --compress none at 10 Mbit/s from
-         * ~1,800 down to 700-1,700 samples/s from run to run. Unread data
-         * still fills the whole receive buffer: the clamp bounds the bytes in
-         * flight, not the bytes buffered. Accepted links inherit it from the
-         * listening socket. */
-        setsockopt(fd, IPPROTO_TCP, TCP_WINDOW_CLAMP, &clamp, sizeof clamp);
-    }
+}
+
+/* The window a ring link offers, at most TR_POSIX_DEFAULT_WINDOW, so the
+ * peer never has more than that unacknowledged (the rest of a message waits
+ * in its send buffer, not in the network). Without it a bucket went out as
+ * one burst, paced (BBR) at a bandwidth estimated from tiny exchanges: on a
+ * 10 Mbit/s link with a 50 ms queue (65.5 KB) the 62.7 KB bucket overflowed
+ * it, and the retransmissions took bench-net's --compress none at 10 Mbit/s
+ * from ~1,800 down to 600-1,700 samples/s from run to run. Set before the
+ * connection exists (on the listening socket, whose links inherit it, or
+ * before connect): the first window and the window scale are chosen then,
+ * and a window once offered is never taken back. Not on loopback, whose
+ * 64 KiB segments it would starve (a 1 MiB allreduce took 2-3x as long),
+ * nor when the caller chose its own rcvbuf. Unread data still fills the
+ * whole receive buffer: the clamp bounds the bytes in flight, not the bytes
+ * buffered. */
+void tr_posix_link_clamp(int fd, uint32_t addr, int rcvbuf)
+{
+    int clamp = TR_POSIX_DEFAULT_WINDOW;
+    if (rcvbuf != 0 || addr == htonl(INADDR_ANY) || (ntohl(addr) >> 24) == 127u)
+        return;
+    setsockopt(fd, IPPROTO_TCP, TCP_WINDOW_CLAMP, &clamp, sizeof clamp);
 }
 
 const char *tr_posix_ntoa(uint32_t addr, char *buf, size_t len)

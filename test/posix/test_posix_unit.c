@@ -245,48 +245,64 @@ static void test_transport(void)
     tr_posix_close(&px);               /* idempotent */
 }
 
-/* A TCP connection on loopback, both ends given tr_posix_link_opts(rcvbuf)
- * (the listening end before listen, as the port does); the window clamp of
- * the connecting end and of the accepted end. 0 on success. */
-static int clamp_of(int rcvbuf, int *connecting, int *accepted)
+/* The window clamp of a fresh socket after tr_posix_link_clamp(addr, rcvbuf),
+ * or -1. */
+static int clamp_after(uint32_t addr, int rcvbuf)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0), v = -1;
+    socklen_t ol = sizeof v;
+    if (fd < 0)
+        return -1;
+    tr_posix_link_clamp(fd, addr, rcvbuf);
+    if (getsockopt(fd, IPPROTO_TCP, TCP_WINDOW_CLAMP, &v, &ol) != 0)
+        v = -1;
+    close(fd);
+    return v;
+}
+
+/* Ring links off loopback with the default receive buffer offer at most
+ * TR_POSIX_DEFAULT_WINDOW; loopback, any address, or a caller's own rcvbuf
+ * keep the kernel's window; a listening socket's clamp reaches the links it
+ * accepts. */
+static void test_link_window(void)
 {
     struct sockaddr_in sa;
     socklen_t len = sizeof sa, ol = sizeof(int);
-    int l = socket(AF_INET, SOCK_STREAM, 0), c = socket(AF_INET, SOCK_STREAM, 0), a = -1, rc = -1;
+    int l, c, a = -1, got = 0, ok = 0, v;
+    const uint32_t lan = htonl(0x0a4d000bu);   /* 10.77.0.11 */
+
+    TH_CHECK((v = clamp_after(lan, 0)) == TR_POSIX_DEFAULT_WINDOW, "a LAN link: clamped (%d)", v);
+    TH_CHECK((v = clamp_after(htonl(INADDR_LOOPBACK), 0)) != TR_POSIX_DEFAULT_WINDOW,
+             "loopback: not clamped (%d)", v);
+    TH_CHECK((v = clamp_after(htonl(0x7f000105u), 0)) != TR_POSIX_DEFAULT_WINDOW,
+             "127.0.1.5: not clamped (%d)", v);
+    TH_CHECK((v = clamp_after(htonl(INADDR_ANY), 0)) != TR_POSIX_DEFAULT_WINDOW,
+             "any address: not clamped (%d)", v);
+    TH_CHECK((v = clamp_after(lan, 256 * 1024)) != TR_POSIX_DEFAULT_WINDOW &&
+                 clamp_after(lan, -1) != TR_POSIX_DEFAULT_WINDOW,
+             "a caller's rcvbuf or autotuning: not clamped (%d)", v);
+    /* inheritance: a listener clamped as if for a LAN address, on loopback */
+    l = socket(AF_INET, SOCK_STREAM, 0);
+    c = socket(AF_INET, SOCK_STREAM, 0);
     memset(&sa, 0, sizeof sa);
     sa.sin_family = AF_INET;
     sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     if (l >= 0 && c >= 0) {
-        tr_posix_link_opts(l, 0, rcvbuf);
-        tr_posix_link_opts(c, 0, rcvbuf);
+        tr_posix_link_opts(l, 0, 0);
+        tr_posix_link_clamp(l, lan, 0);
         if (bind(l, (struct sockaddr *)&sa, sizeof sa) == 0 && listen(l, 1) == 0 &&
             getsockname(l, (struct sockaddr *)&sa, &len) == 0 &&
             connect(c, (struct sockaddr *)&sa, sizeof sa) == 0 && (a = accept(l, NULL, NULL)) >= 0 &&
-            getsockopt(c, IPPROTO_TCP, TCP_WINDOW_CLAMP, connecting, &ol) == 0 &&
-            getsockopt(a, IPPROTO_TCP, TCP_WINDOW_CLAMP, accepted, &ol) == 0)
-            rc = 0;
+            getsockopt(a, IPPROTO_TCP, TCP_WINDOW_CLAMP, &got, &ol) == 0)
+            ok = 1;
     }
+    TH_CHECK(ok && got == TR_POSIX_DEFAULT_WINDOW, "an accepted link inherits the clamp (%d)", got);
     if (a >= 0)
         close(a);
     if (c >= 0)
         close(c);
     if (l >= 0)
         close(l);
-    return rc;
-}
-
-/* Ring links with the default receive buffer offer at most
- * TR_POSIX_DEFAULT_WINDOW (both ends, the accepted one by inheritance);
- * a caller's own rcvbuf, or autotuning, keeps the kernel's window. */
-static void test_link_window(void)
-{
-    int c = 0, a = 0;
-    TH_CHECK(clamp_of(0, &c, &a) == 0 && c == TR_POSIX_DEFAULT_WINDOW &&
-             a == TR_POSIX_DEFAULT_WINDOW, "default links: window clamped (%d, %d)", c, a);
-    TH_CHECK(clamp_of(-1, &c, &a) == 0 && c != TR_POSIX_DEFAULT_WINDOW &&
-             a != TR_POSIX_DEFAULT_WINDOW, "autotuned links: the kernel's window (%d, %d)", c, a);
-    TH_CHECK(clamp_of(256 * 1024, &c, &a) == 0 && c != TR_POSIX_DEFAULT_WINDOW &&
-             a != TR_POSIX_DEFAULT_WINDOW, "a caller's rcvbuf: the kernel's window (%d, %d)", c, a);
 }
 
 /* The spin policy: explicit values win; AUTO spins only when the ranks on
