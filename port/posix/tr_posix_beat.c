@@ -291,6 +291,21 @@ int tr_posix_beat_dead(struct tr_posix_elastic *el, uint32_t rank)
     return dead;
 }
 
+int tr_posix_beat_heard(struct tr_posix_elastic *el, uint32_t rank)
+{
+    struct tr_posix_beat *b = &el->beat;
+    uint32_t k;
+    int heard = 0;
+    if (!b->running)
+        return 0;
+    pthread_mutex_lock(&b->mu);
+    for (k = 0; k < b->n; k++)
+        if (b->m[k].rank == rank)
+            heard = b->heard[k];
+    pthread_mutex_unlock(&b->mu);
+    return heard;
+}
+
 void tr_posix_beat_stop(struct tr_posix_elastic *el)
 {
     struct tr_posix_beat *b = &el->beat;

@@ -213,7 +213,11 @@ static int member_ask(struct round *r, int *k)
     struct tr_el_msg join;
     uint32_t now = tr_posix_clock_ms(), reply_end = now + el->cfg.timeout_ms + el->cfg.handshake_ms;
     int fd = -1, rc, hint;
-    if ((int32_t)(reply_end - r->search_end) > 0)
+    /* A member that never beats (lwIP, a board) learns of a loss only by
+     * --timeout, then asks the lower ones itself before it coordinates:
+     * this process, told by heartbeats, may be a whole round ahead of it.
+     * Silence from such a member is not death until the search ends. */
+    if ((int32_t)(reply_end - r->search_end) > 0 || !tr_posix_beat_heard(el, c->rank))
         reply_end = r->search_end;
     tr_posix_el_join_msg(el, &join, el->view.epoch, 0, r->position);
     rc = tr_posix_el_ask(el, c->rank, c->addr, c->port, &join, now + el->cfg.handshake_ms,

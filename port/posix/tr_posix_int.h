@@ -142,6 +142,9 @@ int  tr_posix_el_barred(const struct tr_posix_elastic *el, uint32_t rank);
 void tr_posix_beat_init(struct tr_posix_elastic *el);
 void tr_posix_beat_view(struct tr_posix_elastic *el);
 int  tr_posix_beat_dead(struct tr_posix_elastic *el, uint32_t rank);
+/* 1 once rank's heartbeats were heard in this view (a POSIX process; an
+ * lwIP rank or a board never beats: only its links and --timeout judge it) */
+int  tr_posix_beat_heard(struct tr_posix_elastic *el, uint32_t rank);
 void tr_posix_beat_stop(struct tr_posix_elastic *el);
 
 #endif /* TR_POSIX_INT_H */
