@@ -156,6 +156,12 @@ run_job() {
     case $fault in kill|restart|freeze)
       if grep -qw "$victim" "$T/$NAME.victims" || [ $((n - out)) -le $((min > 0 ? 2 : 3)) ]; then
         fault=garbage
+      fi
+      # a restart that takes the ring below --min-ranks while it is away stops
+      # the job, or not if it is quick enough to be taken in by the very round
+      # that drops it: a race, not a rule; such a restart is a kill
+      if [ "$fault" = restart ] && [ $min -gt 0 ] && [ $((n - out - 1)) -lt $min ]; then
+        fault=kill
       fi ;;
     esac
     local pid v0
