@@ -293,14 +293,6 @@ size_t tr_train_state_size(const struct tr_train *t, int kind)
                        kind == TR_STATE_CHECKPOINT && t->residual != NULL);
 }
 
-static uint8_t *put_floats(uint8_t *p, const float *f, size_t n)
-{
-    size_t i;
-    for (i = 0; i < n; i++, p += 4)
-        tr_put_le32(p, tr_float_bits(f[i]));
-    return p;
-}
-
 static const uint8_t *get_floats(const uint8_t *p, float *f, size_t n)
 {
     size_t i;
@@ -309,20 +301,63 @@ static const uint8_t *get_floats(const uint8_t *p, float *f, size_t n)
     return p;
 }
 
-long tr_train_state_save(const struct tr_train *t, int kind, void *buf, size_t len)
+/* tr_train_state_write's bytes on their way out: gathered in pieces of
+ * STATE_PIECE for the caller's write, the CRC kept over what went out. */
+#define STATE_PIECE 256u
+
+struct state_out {
+    int    (*write)(void *ctx, const void *p, size_t n);
+    void    *ctx;
+    uint32_t crc;              /* crc32_update over the bytes handed out */
+    size_t   n;                /* bytes waiting in buf */
+    int      err;              /* the first write's failure, or 0 */
+    uint8_t  buf[STATE_PIECE];
+};
+
+static void out_flush(struct state_out *o)
+{
+    int rc;
+    if (o->n && !o->err) {
+        o->crc = crc32_update(o->crc, o->buf, o->n);
+        rc = o->write(o->ctx, o->buf, o->n);
+        o->err = rc < 0 ? rc : rc > 0 ? TR_ERR_IO : 0;
+    }
+    o->n = 0;
+}
+
+static void out_word(struct state_out *o, uint32_t v)
+{
+    if (o->n + 4u > STATE_PIECE)
+        out_flush(o);
+    tr_put_le32(o->buf + o->n, v);
+    o->n += 4u;
+}
+
+static void out_floats(struct state_out *o, const float *f, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n && !o->err; i++)
+        out_word(o, tr_float_bits(f[i]));
+}
+
+long tr_train_state_write(const struct tr_train *t, int kind,
+                          int (*write)(void *ctx, const void *p, size_t n), void *ctx)
 {
     const struct tr_model *m = &t->model;
     int ckpt = kind == TR_STATE_CHECKPOINT;
     size_t need = tr_train_state_size(t, kind), head = header_of(t), i;
     uint32_t flags = ckpt ? TR_STATE_HAS_MOMENTUM : 0u;
+    struct state_out o;
+    uint8_t *b = o.buf;
+
+    if ((kind != TR_STATE_CHECKPOINT && kind != TR_STATE_MODEL) || !write)
+        return TR_ERR_INVAL;
     if (ckpt && t->residual)
         flags |= TR_STATE_HAS_RESIDUAL;
-    uint8_t *b = (uint8_t *)buf, *p;
-
-    if (kind != TR_STATE_CHECKPOINT && kind != TR_STATE_MODEL)
-        return TR_ERR_INVAL;
-    if (!buf || len < need)
-        return TR_ERR_NOMEM;
+    o.write = write;
+    o.ctx = ctx;
+    o.crc = 0;
+    o.err = 0;
     for (i = 0; i < head; i++)
         b[i] = 0;
     for (i = 0; i < 8; i++)
@@ -349,19 +384,48 @@ long tr_train_state_save(const struct tr_train *t, int kind, void *buf, size_t l
         tr_put_le32(b + 104, t->deal_step);
     }
     tr_put_le32(b + 88, flags);
-    p = put_floats(b + head, m->params, m->n_params);
+    o.n = head;
+    out_floats(&o, m->params, m->n_params);
     if (ckpt && m->momentum) {
-        p = put_floats(p, m->momentum, m->n_params);
+        out_floats(&o, m->momentum, m->n_params);
     } else if (ckpt) {       /* no twin (momentum 0): the zeros it would hold */
-        for (i = 0; i < 4u * m->n_params; i++)
-            *p++ = 0;
+        for (i = 0; i < m->n_params && !o.err; i++)
+            out_word(&o, 0u);
     }
     if (ckpt && t->residual)   /* after TR_TRAIN_LOST, the last completed step's */
-        p = put_floats(p, t->bn_alt && t->res_copy ? t->res_copy : t->residual, m->n_params);
+        out_floats(&o, t->bn_alt && t->res_copy ? t->res_copy : t->residual, m->n_params);
     /* after TR_TRAIN_LOST in a step, the last completed step's buffers */
-    p = put_floats(p, t->bn_alt ? t->bn_copy : m->buffers, m->n_buffers);
-    tr_put_le32(p, crc32_update(0, b, need - 4));
-    return (long)need;
+    out_floats(&o, t->bn_alt ? t->bn_copy : m->buffers, m->n_buffers);
+    out_flush(&o);
+    tr_put_le32(o.buf, o.crc);  /* the CRC covers everything before it */
+    o.n = 4u;
+    if (!o.err) {
+        int rc = write(ctx, o.buf, 4u);
+        o.err = rc < 0 ? rc : rc > 0 ? TR_ERR_IO : 0;
+    }
+    return o.err ? (long)o.err : (long)need;
+}
+
+/* tr_train_state_save's writer: the next bytes of its buffer. */
+static int mem_write(void *ctx, const void *p, size_t n)
+{
+    uint8_t **at = (uint8_t **)ctx;
+    const uint8_t *s = (const uint8_t *)p;
+    size_t i;
+    for (i = 0; i < n; i++)
+        (*at)[i] = s[i];
+    *at += n;
+    return 0;
+}
+
+long tr_train_state_save(const struct tr_train *t, int kind, void *buf, size_t len)
+{
+    uint8_t *at = (uint8_t *)buf;
+    if (kind != TR_STATE_CHECKPOINT && kind != TR_STATE_MODEL)
+        return TR_ERR_INVAL;
+    if (!buf || len < tr_train_state_size(t, kind))
+        return TR_ERR_NOMEM;
+    return tr_train_state_write(t, kind, mem_write, &at);
 }
 
 /* Version 3 or 1 (96-byte header), 4 or 2 (112, the deal); reserved bytes

@@ -549,6 +549,16 @@ size_t tr_train_state_size(const struct tr_train *t, int kind);
  * BN buffers). Returns the bytes written, or TR_ERR_NOMEM if len is short. */
 long tr_train_state_save(const struct tr_train *t, int kind, void *buf, size_t len);
 
+/* The same bytes as tr_train_state_save, handed to write(ctx, p, n) in
+ * order, in pieces of at most 256 bytes (a board writes a checkpoint
+ * larger than any buffer it has; the CRC is kept as the bytes pass, on
+ * about 300 bytes of stack). write returns 0, or a negative tr_err that
+ * stops the output and is returned (any other non-zero: TR_ERR_IO).
+ * Returns the bytes written (tr_train_state_size), TR_ERR_INVAL (unknown
+ * kind, no write) or write's error. */
+long tr_train_state_write(const struct tr_train *t, int kind,
+                          int (*write)(void *ctx, const void *p, size_t n), void *ctx);
+
 /* Decode and check bytes without a trainer: magic, version, length, CRC,
  * and a checkpoint of the old sampler. Returns 0 or TR_ERR_FORMAT, with
  * info->problem saying why (the header is decoded whenever the magic is

@@ -424,6 +424,82 @@ static void run_all(struct run *r)
         ;
 }
 
+/* tr_train_state_write's pieces, gathered; fail_at: that call fails with fail_rc */
+struct sink {
+    uint8_t *buf;
+    size_t len, at, max_piece;
+    unsigned calls, fail_at;
+    int fail_rc;
+};
+
+static int sink_write(void *ctx, const void *p, size_t n)
+{
+    struct sink *s = ctx;
+    s->calls++;
+    s->max_piece = n > s->max_piece ? n : s->max_piece;
+    if (s->fail_at && s->calls >= s->fail_at)
+        return s->fail_rc;
+    if (n > s->len - s->at)
+        return TR_ERR_NOMEM;
+    memcpy(s->buf + s->at, p, n);
+    s->at += n;
+    return 0;
+}
+
+/* The streaming writer gives tr_train_state_save's bytes exactly (momentum
+ * twin or its zeros, both kinds), in pieces, and stops at a writer's error. */
+static void test_state_write(void)
+{
+    static const float momenta[2] = { 0.9f, 0.0f };
+    for (int v = 0; v < 2; v++) {
+        struct run *a = calloc(1, sizeof *a);
+        struct tr_train_config c;
+        struct tr_train_report rep;
+        int rc, steps = 0;
+        a->d = (struct data){ 20, 12, -1, 0, 0 };
+        config(&c, &a->d, 0, 1);
+        c.momentum = momenta[v];
+        TH_CHECK(run_open(a, &c) == 0, "init (momentum %g)", (double)c.momentum);
+        tr_train_begin(&a->t, NULL, 0);
+        while (steps < 2 && (rc = tr_train_next(&a->t, &rep)) > 0)
+            steps += rc == TR_TRAIN_STEP;
+        for (int kind = TR_STATE_CHECKPOINT; kind <= TR_STATE_MODEL; kind++) {
+            size_t len = tr_train_state_size(&a->t, kind);
+            uint8_t *want = malloc(len), *got = malloc(len);
+            struct sink k = { got, len, 0, 0, 0, 0, 0 };
+            long n;
+            memset(got, 0x5a, len);
+            TH_CHECK(tr_train_state_save(&a->t, kind, want, len) == (long)len, "save");
+            n = tr_train_state_write(&a->t, kind, sink_write, &k);
+            TH_CHECK(n == (long)len && k.at == len && !memcmp(want, got, len),
+                     "momentum %g kind %d: the writer's %ld bytes differ from save's %zu",
+                     (double)c.momentum, kind, n, len);
+            TH_CHECK(k.calls > len / 256 && k.max_piece <= 256,
+                     "pieces: %u calls, largest %zu bytes", k.calls, k.max_piece);
+            /* a writer's error stops the output at once and is returned */
+            k = (struct sink){ got, len, 0, 0, 0, 3, TR_ERR_NOSPC };
+            n = tr_train_state_write(&a->t, kind, sink_write, &k);
+            TH_CHECK(n == TR_ERR_NOSPC && k.calls == 3, "error at the 3rd piece: %ld after %u calls",
+                     n, k.calls);
+            k = (struct sink){ got, len, 0, 0, 0, 0, 0 };
+            k.fail_at = (unsigned)-1;
+            tr_train_state_write(&a->t, kind, sink_write, &k);   /* count the calls */
+            k.fail_at = k.calls;
+            k.calls = 0;
+            k.at = 0;
+            k.fail_rc = 1;
+            n = tr_train_state_write(&a->t, kind, sink_write, &k);
+            TH_CHECK(n == TR_ERR_IO && k.at == len - 4, "the CRC's write failing (1): %ld", n);
+            TH_CHECK(tr_train_state_write(&a->t, kind, NULL, &k) == TR_ERR_INVAL, "no writer");
+            free(want);
+            free(got);
+        }
+        TH_CHECK(tr_train_state_write(&a->t, 7, sink_write, NULL) == TR_ERR_INVAL, "kind 7");
+        free(a->arena);
+        free(a);
+    }
+}
+
 static void test_state(void)
 {
     struct run *a = calloc(1, sizeof *a), *b = calloc(1, sizeof *b);
@@ -1303,6 +1379,7 @@ int main(void)
     test_arena();
     test_events();
     test_state();
+    test_state_write();
     test_failures();
     test_ring();
     test_ring_faults();
