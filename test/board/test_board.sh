@@ -94,8 +94,10 @@ bash "$here/mixed.sh"; st=$?
 check "board_mixed: boards + mnist_ring ranks (mixed.sh status $st)" [ "$st" -eq 0 ]
 
 # 5. an elastic ring of boards and mnist_ring --elastic processes losing a
-#    host rank; board rank 0 coordinates (test/board/elastic.sh, suite board_elastic)
+#    host rank (board rank 0 coordinates), a board that reboots and rejoins,
+#    a board's checkpoint below --min-ranks (test/board/elastic.sh, suite board_elastic)
 bash "$here/elastic.sh"; st=$?
-check "board_elastic: a killed host, the boards go on (elastic.sh status $st)" [ "$st" -eq 0 ]
+check "board_elastic: a killed host, a rebooted board, a checkpoint (elastic.sh status $st)" \
+  [ "$st" -eq 0 ]
 
 report board

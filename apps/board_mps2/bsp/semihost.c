@@ -3,8 +3,9 @@
 #include "semihost.h"
 
 enum {
-    SYS_OPEN = 0x01, SYS_CLOSE = 0x02, SYS_WRITE0 = 0x04, SYS_READ = 0x06, SYS_SEEK = 0x0A,
-    SYS_FLEN = 0x0C, SYS_CLOCK = 0x10, SYS_GET_CMDLINE = 0x15,
+    SYS_OPEN = 0x01, SYS_CLOSE = 0x02, SYS_WRITE0 = 0x04, SYS_WRITE = 0x05, SYS_READ = 0x06,
+    SYS_SEEK = 0x0A, SYS_FLEN = 0x0C, SYS_REMOVE = 0x0E, SYS_RENAME = 0x0F, SYS_CLOCK = 0x10,
+    SYS_GET_CMDLINE = 0x15,
     SYS_EXIT = 0x18, SYS_EXIT_EXTENDED = 0x20
 };
 #define ADP_STOPPED_APPLICATION_EXIT 0x20026u
@@ -43,13 +44,54 @@ int sh_cmdline(char *buf, size_t len)
     return (int)blk[1];
 }
 
-int sh_open(const char *path)
+static int open_mode(const char *path, uint32_t mode)
 {
     uint32_t blk[3];
     blk[0] = (uint32_t)(uintptr_t)path;
-    blk[1] = 1;  /* "rb" */
+    blk[1] = mode;
     blk[2] = (uint32_t)sh_strlen(path);
     return (int)sh_call(SYS_OPEN, blk);
+}
+
+int sh_open(const char *path)
+{
+    return open_mode(path, 1);   /* "rb" */
+}
+
+int sh_create(const char *path)
+{
+    return open_mode(path, 5);   /* "wb" */
+}
+
+long sh_write(int fd, const void *buf, size_t len)
+{
+    uint32_t blk[3];
+    long left;
+    blk[0] = (uint32_t)fd;
+    blk[1] = (uint32_t)(uintptr_t)buf;
+    blk[2] = (uint32_t)len;
+    left = sh_call(SYS_WRITE, blk);  /* bytes NOT written */
+    if (left < 0 || (size_t)left > len)
+        return -1;
+    return (long)(len - (size_t)left);
+}
+
+int sh_rename(const char *from, const char *to)
+{
+    uint32_t blk[4];
+    blk[0] = (uint32_t)(uintptr_t)from;
+    blk[1] = (uint32_t)sh_strlen(from);
+    blk[2] = (uint32_t)(uintptr_t)to;
+    blk[3] = (uint32_t)sh_strlen(to);
+    return sh_call(SYS_RENAME, blk) == 0 ? 0 : -1;
+}
+
+int sh_remove(const char *path)
+{
+    uint32_t blk[2];
+    blk[0] = (uint32_t)(uintptr_t)path;
+    blk[1] = (uint32_t)sh_strlen(path);
+    return sh_call(SYS_REMOVE, blk) == 0 ? 0 : -1;
 }
 
 long sh_read(int fd, void *buf, size_t len)

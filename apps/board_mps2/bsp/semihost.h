@@ -1,6 +1,7 @@
 /* tinyring board_mps2: ARM semihosting (BKPT 0xAB) as QEMU implements it
  * with -semihosting-config enable=on,target=native. Console text, host files
- * and the exit status; nothing here allocates. */
+ * (read, and written: a checkpoint) and the exit status; nothing here
+ * allocates. */
 #ifndef BOARD_SEMIHOST_H
 #define BOARD_SEMIHOST_H
 
@@ -17,6 +18,20 @@ int sh_cmdline(char *buf, size_t len);
 /* Open a host file read-only, binary (SYS_OPEN mode "rb"). Returns a handle
  * >= 0 or -1. */
 int sh_open(const char *path);
+
+/* Create or truncate a host file for writing, binary (SYS_OPEN mode "wb").
+ * Returns a handle >= 0 or -1. */
+int sh_create(const char *path);
+
+/* Write len bytes (SYS_WRITE). Returns the number written (less than len:
+ * the host's disk is full or failed), or -1. */
+long sh_write(int fd, const void *buf, size_t len);
+
+/* Rename a host file, replacing `to` (SYS_RENAME). 0 or -1. */
+int sh_rename(const char *from, const char *to);
+
+/* Delete a host file (SYS_REMOVE). 0 or -1. */
+int sh_remove(const char *path);
 
 /* Read up to len bytes (SYS_READ). Returns the number read (0 at EOF), or -1. */
 long sh_read(int fd, void *buf, size_t len);

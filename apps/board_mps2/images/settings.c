@@ -225,6 +225,8 @@ int board_settings(struct board_settings *s, int argc, char **argv, unsigned bat
             s->min_ranks = (unsigned)v;
         else if (!strcmp(f, "--peers") && val)
             s->peers = val;
+        else if (!strcmp(f, "--checkpoint") && val)
+            s->checkpoint = val;
         else if (!strcmp(f, "--job-token") && val)
             s->job_token = val;
         else if (!strcmp(f, "--allreduce") && val) {

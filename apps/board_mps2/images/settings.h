@@ -10,9 +10,16 @@
  *   --elastic  --min-ranks M   an elastic ring, as mnist_ring's: a lost rank is
  *                        survived (the lwIP port's membership, port/lwip/README.md)
  *
+ *   --checkpoint FILE    the training state as mnist_ring's --checkpoint FILE
+ *                        (through semihosting, FILE.tmp renamed): written by
+ *                        ring rank 0 at the end of every epoch and every
+ *                        --checkpoint-every K steps, and with --elastic when
+ *                        the job stops below --min-ranks by the member that
+ *                        holds the latest state (mnist_ring --resume goes on)
+ *
  * --checkpoint-every K averages the BN statistics every K steps as mnist_ring
- * does at its checkpoints (the board writes no file): a ring whose host rank 0
- * checkpoints every K steps needs it on every board. */
+ * does at its checkpoints (with or without --checkpoint): a ring whose host
+ * rank 0 checkpoints every K steps needs it on every board. */
 #ifndef BOARD_SETTINGS_H
 #define BOARD_SETTINGS_H
 
@@ -40,6 +47,7 @@ struct board_settings {
     int      rank, world;      /* 0, 1 (world from --peers) */
     const char *peers;         /* the table file, or 0 */
     const char *job_token;     /* "" */
+    const char *checkpoint;    /* --checkpoint FILE, or 0 */
     uint32_t timeout_s;        /* 60 */
     int      debug_param_hash;
     int      elastic;          /* 0; 1: --elastic (every rank of the job) */

@@ -8,6 +8,11 @@
  *         [--seed N] [--allreduce ALGO] [--max-steps N] [--checkpoint-every K]
  *         [--rank R --peers FILE --job-token STR] [--timeout S] [--debug-param-hash]
  *         [--elastic [--min-ranks M]]   (a lost rank survived: port/lwip/README.md)
+ *         [--checkpoint FILE]   (the state, as mnist_ring's: --resume goes on)
+ *
+ * With --elastic a board that starts looks for its job running first (it
+ * does not know whether it rebooted): a running job takes it in at its next
+ * change (net.h, board_net_up), else the ring starts fresh.
  *
  * The flags are mnist_ring's (settings.h); so are the lines it prints: one
  * per epoch (loss, train accuracy, test loss and accuracy on its slice of
@@ -24,7 +29,11 @@
 #include "fmt.h"
 #include "idx_sh.h"
 #include "net.h"
+#include "semihost.h"
 #include "settings.h"
+
+/* --checkpoint's path + ".tmp" */
+#define BOARD_PATH_MAX 256
 
 /* every byte the trainer uses: sized at build time by core's own query for
  * the largest batch this image accepts, its gradient mode and momentum
@@ -33,6 +42,7 @@
 static uint8_t arena[BOARD_ARENA_BYTES] TR_ARENA_ALIGNED __attribute__((section(".psram")));
 static struct tr_train t;
 static struct board_settings s;
+static struct board_ring ring;             /* where this board is in the ring */
 static struct idx_sh train_set, test_set;
 
 static int load(void *ctx, int split, const uint32_t *idx, unsigned n, uint8_t *pixels,
@@ -76,8 +86,8 @@ static int configure(const struct tr_transport *tp)
     c.epochs = s.epochs;
     c.max_steps = s.max_steps;
     c.sync_every = s.checkpoint_every;
-    c.rank = s.rank;
-    c.world = s.world;
+    c.rank = ring.rank;                 /* a board that rejoined: the ring's */
+    c.world = ring.world;
     c.tp = tp;
     c.job_token = board_token(s.job_token);
     c.timeout_ms = s.timeout_s * 1000u;
@@ -144,16 +154,65 @@ static void on_fault(int e)
                  (unsigned)f->step + 1);
 }
 
+/* --checkpoint: the state's bytes through semihosting as core's streaming
+ * writer hands them over (no buffer of the state's size) */
+static int piece_out(void *ctx, const void *p, size_t n)
+{
+    return sh_write(*(const int *)ctx, p, n) == (long)n ? 0 : TR_ERR_IO;
+}
+
+/* Write the state to FILE.tmp, then rename it FILE (as mnist_ring does: a
+ * board stopped mid-write, or a full disk, leaves the last checkpoint as
+ * it was). 0, or -1 after saying why. */
+static int save_checkpoint(void)
+{
+    static char tmp[BOARD_PATH_MAX];
+    long n = TR_ERR_IO;
+    int fd;
+    if ((size_t)fmt_s(tmp, sizeof tmp, "%s.tmp", s.checkpoint) + 1 >= sizeof tmp) {
+        board_printf("train: --checkpoint %s: the path is longer than %u bytes\n", s.checkpoint,
+                     (unsigned)BOARD_PATH_MAX - 6);
+        return -1;
+    }
+    if ((fd = sh_create(tmp)) >= 0) {
+        n = tr_train_state_write(&t, TR_STATE_CHECKPOINT, piece_out, &fd);
+        if (sh_close(fd) != 0 && n >= 0)
+            n = TR_ERR_IO;
+    }
+    if (n < 0 || sh_rename(tmp, s.checkpoint) < 0) {
+        board_printf("train: rank %d: cannot write the checkpoint %s: %s\n", s.rank, tmp,
+                     fd < 0 ? "cannot create it" : n < 0 ? tr_strerror((int)n) : "rename failed");
+        if (fd >= 0)
+            sh_remove(tmp);
+        return -1;
+    }
+    return 0;
+}
+
+/* Ring rank 0, at an epoch's end and at --checkpoint-every points, as
+ * mnist_ring's rank 0 */
+static int save_due(void)
+{
+    return s.checkpoint && t.cfg.rank == 0 ? save_checkpoint() : 0;
+}
+
 /* --elastic: a lost ring (or an agreed change): the membership round and
- * the trainer on the new ring (the same transport, its links replaced). */
+ * the trainer on the new ring (the same transport, its links replaced).
+ * Below --min-ranks the board holding the latest state writes it. */
 static int reform(const struct tr_transport *tp)
 {
-    int rank, world, source, e;
+    int e;
     if (!s.elastic)
         return TR_ERR_INVAL;
-    if ((e = board_net_reform(tr_train_position(&t), &rank, &world, &source)) < 0)
+    if ((e = board_net_reform(tr_train_position(&t), &ring)) < 0) {
+        if (ring.holds_latest && s.checkpoint && save_checkpoint() == 0)
+            board_printf("train: rank %d: checkpoint of the last completed step (%u steps "
+                         "done) written to %s (resume with mnist_ring --resume)\n", s.rank,
+                         (unsigned)t.global_step, s.checkpoint);
         return e;
-    if ((e = tr_train_reform(&t, rank, world, world > 1 ? tp : 0, source)) < 0)
+    }
+    if ((e = tr_train_reform(&t, ring.rank, ring.world, ring.world > 1 ? tp : 0,
+                             ring.source)) < 0)
         board_printf("train: rank %d: trainer reform: %s\n", s.rank, tr_strerror(e));
     return e;
 }
@@ -166,14 +225,25 @@ static int run(const struct tr_transport *tp)
     uint64_t t0 = board_ticks();
     int e, asked = 0;
     tr_train_begin(&t, 0, 0);
+    if (ring.joined && (e = tr_train_reform(&t, ring.rank, ring.world,
+                                            ring.world > 1 ? tp : 0, ring.source)) < 0) {
+        board_printf("train: rank %d: taking the running job's state: %s\n", s.rank,
+                     tr_strerror(e));
+        return -1;
+    }
     while ((e = tr_train_next(&t, &r)) > 0) {
         if (e == TR_TRAIN_STEP) {
             on_step(&r);
             if (s.elastic && !asked && board_net_service() > 0)
                 asked = tr_train_request_change(&t) == 0;   /* a rank waits to join */
+        } else if (e == TR_TRAIN_SYNC) {
+            if (save_due() < 0)
+                return -1;
         } else if (e == TR_TRAIN_EPOCH) {
             on_epoch(&r);
             acc = r.test_acc;
+            if (!r.stopped && save_due() < 0)
+                return -1;
         } else if (e == TR_TRAIN_LOST || e == TR_TRAIN_CHANGE) {
             asked = 0;
             if (reform(tp) < 0)
@@ -208,7 +278,8 @@ int main(void)
         return 2;
     if (idx_sh_open(&train_set, s.data, "train") < 0 || idx_sh_open(&test_set, s.data, "t10k") < 0)
         return 2;
-    if (s.world > 1 && !(tp = board_net_up(&s)))
+    ring.world = 1;
+    if (s.world > 1 && !(tp = board_net_up(&s, &ring)))
         return 1;
     if (configure(tp) < 0)
         return 1;

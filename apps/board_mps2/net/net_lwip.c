@@ -100,11 +100,58 @@ static int netif_up(const struct board_addr *me)
     return 0;
 }
 
-const struct tr_transport *board_net_up(const struct board_settings *s)
+#if BOARD_ELASTIC
+/* A process started again asks each rank of the table at most this long
+ * per try (mnist_ring's MR_FIND_MS). */
+#define BOARD_FIND_MS 1500u
+
+/* --elastic at power-on: is the job of this table running? 1 (joined: the
+ * VIEW taken, the new ring's links up), 0 (none answered: the fresh start)
+ * or a tr_err after printing why. A member that holds the question
+ * unanswered still names this board (its old life not yet dropped): asked
+ * again for up to 2 x --timeout, the detection and the round that drops it. */
+static int find_job(const struct board_settings *s, struct board_ring *ring)
+{
+    static struct tr_lwip_elastic_round r;
+    uint32_t t0 = board_now_ms(), limit = 2u * s->timeout_s * 1000u;
+    int e;
+    do
+        e = tr_lwip_elastic_find(&el, BOARD_FIND_MS);
+    while (e == TR_ERR_TIMEOUT && board_now_ms() - t0 < limit);
+    if (e == 0)
+        return 0;
+    r.verdict = 0;
+    if (e == 1)
+        e = tr_lwip_elastic_reform(&el, 0, &r);
+    if (e < 0) {
+        board_printf("train: rank %d: a running job answered but did not take this board: %s "
+                     "(refusal %u, verdict %d, after %u ms)\n", s->rank, tr_strerror(e),
+                     (unsigned)el.refusal, r.verdict, (unsigned)(board_now_ms() - t0));
+        return e;
+    }
+    board_printf("elastic: rank %d: rejoined the running job as ring rank %d of %d (view %u, "
+                 "state from ring rank %d, coordinator rank %u, %u ms)\n", s->rank, r.rank,
+                 r.world, (unsigned)r.epoch, r.source, (unsigned)r.coordinator,
+                 (unsigned)(board_now_ms() - t0));
+    ring->rank = r.rank;
+    ring->world = r.world;
+    ring->source = r.source;
+    ring->joined = 1;
+    return 1;
+}
+#endif
+
+const struct tr_transport *board_net_up(const struct board_settings *s, struct board_ring *ring)
 {
     struct tr_lwip_config lc;
     const struct board_addr *me = &s->table[s->rank];
-    int i, e;
+    int i, e, found = 0;
+
+    ring->rank = s->rank;
+    ring->world = s->world;
+    ring->source = 0;
+    ring->joined = 0;
+    ring->holds_latest = 0;
 
     for (i = 0; i < s->world; i++) {
         for (e = 0; e < 4; e++)
@@ -140,9 +187,11 @@ const struct tr_transport *board_net_up(const struct board_settings *s)
         ec.min_ranks = s->min_ranks;
         e = tr_lwip_elastic_start(&el, &ec, &lw);
         elastic = e == 0;
+        if (e == 0 && (found = e = find_job(s, ring)) < 0)
+            return 0;
     }
 #endif
-    if (e < 0 || (e = tr_lwip_connect(&lw)) < 0) {
+    if (e < 0 || (!found && (e = tr_lwip_connect(&lw)) < 0)) {
         board_printf("train: rank %d: cannot join the ring of --peers %s: %s\n", s->rank,
                      s->peers, tr_strerror(e));
         return 0;
@@ -152,14 +201,16 @@ const struct tr_transport *board_net_up(const struct board_settings *s)
 }
 
 #if BOARD_ELASTIC
-int board_net_reform(uint64_t position, int *rank, int *world, int *source)
+int board_net_reform(uint64_t position, struct board_ring *ring)
 {
     static struct tr_lwip_elastic_round r;
     int e;
+    ring->holds_latest = 0;
     if (!elastic)
         return TR_ERR_INVAL;
     e = tr_lwip_elastic_reform(&el, position, &r);
     if (e < 0) {
+        ring->holds_latest = r.verdict == TR_EL_BELOW_MIN && r.why.source == el.rank;
         board_printf("train: rank %u: membership round failed: %s (verdict %d: %u of %u ranks "
                      "answered, min %u)\n", (unsigned)el.rank, tr_strerror(e), r.verdict,
                      (unsigned)r.why.joined, (unsigned)r.why.previous, (unsigned)r.why.min_ranks);
@@ -170,9 +221,9 @@ int board_net_reform(uint64_t position, int *rank, int *world, int *source)
                  (unsigned)el.rank, (unsigned)r.epoch, (unsigned)r.step, r.rank, r.world,
                  r.source, (unsigned)r.coordinator, r.coordinated ? " (this board)" : "",
                  (unsigned)r.n_left, (unsigned)r.ms);
-    *rank = r.rank;
-    *world = r.world;
-    *source = r.source;
+    ring->rank = r.rank;
+    ring->world = r.world;
+    ring->source = r.source;
     return 0;
 }
 
@@ -181,9 +232,10 @@ int board_net_service(void)
     return elastic ? tr_lwip_elastic_service(&el) : 0;
 }
 #else
-int board_net_reform(uint64_t position, int *rank, int *world, int *source)
+int board_net_reform(uint64_t position, struct board_ring *ring)
 {
-    (void)position; (void)rank; (void)world; (void)source;
+    (void)position;
+    ring->holds_latest = 0;
     return TR_ERR_INVAL;
 }
 

@@ -4,15 +4,16 @@
 #include "fmt.h"
 #include "tr_error.h"
 
-const struct tr_transport *board_net_up(const struct board_settings *s)
+const struct tr_transport *board_net_up(const struct board_settings *s, struct board_ring *ring)
 {
+    (void)ring;
     board_printf("train: this image has no network: %d ranks need ring.elf\n", s->world);
     return 0;
 }
 
-int board_net_reform(uint64_t position, int *rank, int *world, int *source)
+int board_net_reform(uint64_t position, struct board_ring *ring)
 {
-    (void)position; (void)rank; (void)world; (void)source;
+    (void)position; (void)ring;
     return TR_ERR_INVAL;
 }
 
