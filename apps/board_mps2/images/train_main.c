@@ -166,7 +166,7 @@ static int piece_out(void *ctx, const void *p, size_t n)
  * it was). 0, or -1 after saying why. */
 static int save_checkpoint(void)
 {
-    static char tmp[BOARD_PATH_MAX];
+    char tmp[BOARD_PATH_MAX];  /* on the stack: the 256 KiB image has no RAM to spare */
     long n = TR_ERR_IO;
     int fd;
     if ((size_t)fmt_s(tmp, sizeof tmp, "%s.tmp", s.checkpoint) + 1 >= sizeof tmp) {
