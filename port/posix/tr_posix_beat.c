@@ -276,34 +276,31 @@ void tr_posix_beat_view(struct tr_posix_elastic *el)
     el->px.beat_fd = b->wake[0];
 }
 
-int tr_posix_beat_dead(struct tr_posix_elastic *el, uint32_t rank)
+/* original rank's dead[] or heard[] flag in the current view; 0 without
+ * heartbeats */
+static int beat_flag(struct tr_posix_elastic *el, uint32_t rank, int heard)
 {
     struct tr_posix_beat *b = &el->beat;
     uint32_t k;
-    int dead = 0;
+    int v = 0;
     if (!b->running)
         return 0;
     pthread_mutex_lock(&b->mu);
     for (k = 0; k < b->n; k++)
         if (b->m[k].rank == rank)
-            dead = b->dead[k];
+            v = heard ? b->heard[k] : b->dead[k];
     pthread_mutex_unlock(&b->mu);
-    return dead;
+    return v;
+}
+
+int tr_posix_beat_dead(struct tr_posix_elastic *el, uint32_t rank)
+{
+    return beat_flag(el, rank, 0);
 }
 
 int tr_posix_beat_heard(struct tr_posix_elastic *el, uint32_t rank)
 {
-    struct tr_posix_beat *b = &el->beat;
-    uint32_t k;
-    int heard = 0;
-    if (!b->running)
-        return 0;
-    pthread_mutex_lock(&b->mu);
-    for (k = 0; k < b->n; k++)
-        if (b->m[k].rank == rank)
-            heard = b->heard[k];
-    pthread_mutex_unlock(&b->mu);
-    return heard;
+    return beat_flag(el, rank, 1);
 }
 
 void tr_posix_beat_stop(struct tr_posix_elastic *el)

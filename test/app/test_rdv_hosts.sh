@@ -53,17 +53,24 @@ wait_view() {    # NAME RANK V: until RANK formed view V (30 s at most)
 child() { pgrep -P "$1"; }
 final() { awk -v r="$2" '$1=="final-hash" && $3==r { print $5, $7 }' "$T/$1.e$2"; }
 
+# lose0 NAME INIT: rank 0 killed once the job runs, started again on host 3
+# once the others formed their ring without it; S0 S1 S2: the exit statuses
+lose0() {
+  local r
+  for r in 0 1 2; do run "$1" $r $r "$2"; done
+  wait_step "$1" 0 10; kill -9 "$(child "${PID[$1.0]}")"; wait "${PID[$1.0]}" 2>/dev/null
+  wait_view "$1" 1 1
+  mv "$T/$1.e0" "$T/$1.killed.e0"
+  run "$1" 3 0 "$2"
+  wait "${PID[$1.0]}"; S0=$?; wait "${PID[$1.1]}"; S1=$?; wait "${PID[$1.2]}"; S2=$?
+}
+
 # --- lost: rank 0 killed, started again on host 3
-for r in 0 1 2; do run lost $r $r "$ALL"; done
-wait_step lost 0 10; kill -9 "$(child "${PID[lost.0]}")"; wait "${PID[lost.0]}" 2>/dev/null
-wait_view lost 1 1
-mv "$T/lost.e0" "$T/lost.killed.e0"
-run lost 3 0 "$ALL"
-wait "${PID[lost.0]}"; s0=$?; wait "${PID[lost.1]}"; s1=$?; wait "${PID[lost.2]}"; s2=$?
-check "lost: rank 0 started again on another host rejoins (exit $s0)" \
-  sh -c "[ $s0 = 0 ] && grep -q 'rejoined the running job' '$T/lost.e0'"
-check "lost: all three finish with one final hash (exit $s1 $s2)" \
-  sh -c "[ $s1 = 0 ] && [ $s2 = 0 ] && [ -n '$(final lost 1)' ] && [ '$(final lost 0)' = '$(final lost 1)' ] && [ '$(final lost 1)' = '$(final lost 2)' ]"
+lose0 lost "$ALL"
+check "lost: rank 0 started again on another host rejoins (exit $S0)" \
+  sh -c "[ $S0 = 0 ] && grep -q 'rejoined the running job' '$T/lost.e0'"
+check "lost: all three finish with one final hash (exit $S1 $S2)" \
+  sh -c "[ $S1 = 0 ] && [ $S2 = 0 ] && [ -n '$(final lost 1)' ] && [ '$(final lost 0)' = '$(final lost 1)' ] && [ '$(final lost 1)' = '$(final lost 2)' ]"
 
 # --- frozen: rank 0 stopped, rank 2 killed and started again
 for r in 0 1 2; do run frz $r $r "$ALL"; done
@@ -79,16 +86,10 @@ check "frozen: ranks 1 and 2 finish with one final hash (exit $s1)" \
   sh -c "[ $s1 = 0 ] && [ -n '$(final frz 1)' ] && [ '$(final frz 1)' = '$(final frz 2)' ]"
 
 # --- control: rank 0's address alone
-ONE="tcp://$(sn_addr 0):$PORT"
-for r in 0 1 2; do run ctl $r $r "$ONE"; done
-wait_step ctl 0 10; kill -9 "$(child "${PID[ctl.0]}")"; wait "${PID[ctl.0]}" 2>/dev/null
-wait_view ctl 1 1
-mv "$T/ctl.e0" "$T/ctl.killed.e0"
-run ctl 3 0 "$ONE"
-wait "${PID[ctl.0]}"; s0=$?; wait "${PID[ctl.1]}"; s1=$?; wait "${PID[ctl.2]}"; s2=$?
-check "control: with rank 0's address alone the newcomer does not get in (exit $s0)" \
-  sh -c "[ $s0 != 0 ] && ! grep -q 'rejoined the running job' '$T/ctl.e0'"
-check "control: ranks 1 and 2 finish without it (exit $s1 $s2)" \
-  sh -c "[ $s1 = 0 ] && [ $s2 = 0 ] && [ '$(final ctl 1)' = '$(final ctl 2)' ]"
+lose0 ctl "tcp://$(sn_addr 0):$PORT"
+check "control: with rank 0's address alone the newcomer does not get in (exit $S0)" \
+  sh -c "[ $S0 != 0 ] && ! grep -q 'rejoined the running job' '$T/ctl.e0'"
+check "control: ranks 1 and 2 finish without it (exit $S1 $S2)" \
+  sh -c "[ $S1 = 0 ] && [ $S2 = 0 ] && [ '$(final ctl 1)' = '$(final ctl 2)' ]"
 [ "$TH_FAILED" = 0 ] || { for f in "$T"/*.e*; do echo "== $f"; grep -v param-hash "$f" | tail -5; done >&2; }
 report rdv_hosts
