@@ -64,7 +64,7 @@ t0=$(date +%s)
 pids=()
 board 0 tap0 52:54:00:18:00:10 rj "${rj[@]}" & pids+=($!)
 host 1 rj "${rj[@]}" & pids+=($!)
-board 2 tap1 52:54:00:18:00:11 rj "${rj[@]}" & b2=$!; pids+=($b2)
+board 2 tap1 52:54:00:18:00:11 rj "${rj[@]}" 2>/dev/null & b2=$!; pids+=($b2)   # killed: no notice
 host 3 rj "${rj[@]}" & pids+=($!)
 for _ in $(seq 900); do grep -q "^param-hash rank 2 step 3 " "$work/rj-rank2.log" 2>/dev/null && break; sleep 0.1; done
 victim=$(qemu_of tap1)
@@ -91,18 +91,20 @@ echo "$h" | sed 's/^/  rejoin: final /'
 check "rejoin: all four (the board started again included) end with equal hashes" \
   sh -c '[ "$(echo "$1" | grep -c "^params ")" = 4 ] && [ "$(echo "$1" | sort -u | wc -l)" = 1 ]' _ "$h"
 
-# Below --min-ranks: board 0 and host 1 (--min-ranks 2); the host is killed
-# at step 3; the board, alone, holds the latest state and writes it.
+# Below --min-ranks: board 0 and host 1 (--min-ranks 2, --checkpoint-every
+# 2: board 0, ring rank 0, writes at step 2); the host is killed at step 3;
+# the board, alone, holds the latest state and writes it.
 printf '0 198.18.0.10:5000\n1 198.18.0.1:5001\n' >"$work/peers2"
 ck=(--job-token bckpt --batch 2 --epochs 1 --seed 7 --lr 0.01 --timeout 6 --elastic
-    --min-ranks 2 --peers "$work/peers2")
+    --min-ranks 2 --checkpoint-every 2 --peers "$work/peers2")
 t0=$(date +%s)
 pids=()
 board 0 tap0 52:54:00:18:00:10 ck "${ck[@]}" --checkpoint "$work/board.ckpt" & pids+=($!)
-host 1 ck "${ck[@]}" --debug-param-hash 2>/dev/null & pids+=($!)
+host 1 ck "${ck[@]}" --checkpoint "$work/host.ckpt" --debug-param-hash 2>/dev/null & pids+=($!)
 for _ in $(seq 900); do grep -q "^param-hash rank 1 step 3 " "$work/ck-rank1.log" 2>/dev/null && break; sleep 0.1; done
 victim=$(pgrep -f "^$MR --rank 1 --peers $work/peers " | head -1)
 check "host rank 1 trains with board 0 (step 3; pid ${victim:-none})" test -n "$victim"
+check "board 0 (ring rank 0) wrote the checkpoint of step 2 before step 3" test -s "$work/board.ckpt"
 [ -n "$victim" ] && kill -9 "$victim"
 wait
 sed 's/^/  ck rank 0: /' "$work/ck-rank0.log" | grep -v -e param-hash -e loss-bits
@@ -111,7 +113,7 @@ done_n=$(sed -n 's/^train: rank 0: checkpoint of the last completed step (\([0-9
 check "board 0 wrote the checkpoint of step ${done_n:-none} (no .tmp left)" \
   sh -c '[ -n "$1" ] && [ -s "$2" ] && [ ! -e "$2.tmp" ]' _ "$done_n" "$work/board.ckpt"
 timeout 60 "$MR" --data "$work/data" --quiet --batch 2 --epochs 1 --seed 7 --lr 0.01 --elastic \
-  --checkpoint "$work/board.ckpt" --resume >"$work/resume.log" 2>&1; st=$?
+  --checkpoint-every 2 --checkpoint "$work/board.ckpt" --resume >"$work/resume.log" 2>&1; st=$?
 t1=$(date +%s)
 sed 's/^/  resume: /' "$work/resume.log"
 echo "  board_elastic: the checkpoint case took $((t1 - t0)) s"
