@@ -28,7 +28,9 @@
 #     final parameter+BN hash among them (else diverged; a rank never faulted
 #     that the others dropped as frozen is counted as a false alarm); a job that went
 #     below --min-ranks instead ends with exit 1 on every survivor and the
-#     checkpoint written (else diverged: the job did not end as the rules say)
+#     checkpoint written (else diverged: the job did not end as the rules say);
+#     a job paused at its minimum may end either way, judged by whether a
+#     rank finished
 # It prints the seed first (run again with it to replay the schedule; the
 # timing of a loaded machine is not replayed) and last
 #   chaos: F faults, J jobs, H hangs, C crashes, D diverged
@@ -192,6 +194,9 @@ run_job() {
         fi ;;
       pause)
         echo "$victim" >>"$T/$NAME.victims"
+        # at the minimum, a pause the others take for a freeze stops the job
+        # below --min-ranks, one they wait out does not: either is right
+        [ $min -gt 0 ] && [ $((n - out - 1)) -lt $min ] && out_rule=either
         kill -STOP "$pid" 2>/dev/null; sleep 0.$((2 + RANDOM % 7)); kill -CONT "$pid" 2>/dev/null ;;
       garbage)
         local p
@@ -241,6 +246,10 @@ run_job() {
 # check_job NAME RULE: hangs, crashes, and survivors against the rule
 check_job() {
   local name=$1 rule=$2 r st h first="" ok=1 victim
+  if [ "$rule" = either ]; then   # judged by what happened: a rank finished, or none did
+    rule=below
+    grep -q "^final-hash" "$T/$name".e* 2>/dev/null && rule=finish
+  fi
   # a job whose first ring never formed (every rank gave up the rendezvous
   # after --timeout, before any step or fault: a loaded machine) is counted
   # apart, not judged
