@@ -263,74 +263,43 @@ static void shifted_copy(float *restrict row, const float *restrict plane,
         row[q] = 0.0f;
 }
 
-#if TR_CONV_SHIFTED
-typedef float tr_cv16 __attribute__((vector_size(64)));
+/* t (cols, rows) = a (rows, cols)^T (below; tr_conv_avx512.h's sums call it) */
+static void transpose(float *restrict t, const float *restrict a, size_t rows, size_t cols);
 
-static size_t flat_lead(const struct tr_layer *l)
-{
-    return (size_t)l->d.pad * l->in_w + l->d.pad;
-}
-
-/* once per call: the zeros around the group's flat inputs (the samples'
- * planes then only copy their inputs in between) */
-static void shifted_begin(float *z, const struct tr_layer *l)
-{
-    const size_t n = group_channels(l) * flat_len(l);
-    float *f = z + rows_at(l);
-    size_t q;
-
-    for (q = 0; q < n; q++)
-        f[q] = 0.0f;
-}
-
-/* z from x for the input channels [ic0, ic1): each channel's inputs into
- * its flat copy, then each plane a vector at a time, loaded from the copy
- * at q + kj and masked by where column q%W + kj - P lies in the row (the
- * columns of the vector's lanes, col, step on by TR_VL modulo W) */
-static void shifted_planes(float *restrict z, const float *restrict x, size_t ic0, size_t ic1,
-                           const struct tr_layer *l)
-{
-    const size_t hw = (size_t)l->in_h * l->in_w, K = l->d.kernel, ls = plane_stride(l);
-    const size_t fl = flat_len(l);
-    const int32_t W = (int32_t)l->in_w, P = (int32_t)l->d.pad, step = TR_VL % W;
-    float *restrict xf = z + rows_at(l);
-    tr_vil col0;
-    size_t c, q, kj;
-    int j;
-
-    for (j = 0; j < TR_VL; j++)
-        col0[j] = j % W;
-    for (c = 0; c < ic1 - ic0; c++)
-        __builtin_memcpy(xf + c * fl + flat_lead(l), x + (ic0 + c) * hw, hw * sizeof *x);
-    for (c = 0; c < ic1 - ic0; c++) {
-        const float *f = xf + c * fl;
-        float *zc = z + c * K * ls;
-        tr_vil col = col0;
-        for (q = 0; q < ls; q += TR_VL) {
-            for (kj = 0; kj < K; kj++) {
-                const tr_vil t = col + ((int32_t)kj - P);
-                tr_vil v;
-                __builtin_memcpy(&v, f + q + kj, sizeof v);
-                v &= (t >= 0) & (t < W);
-                __builtin_memcpy(zc + kj * ls + q, &v, sizeof v);
-            }
-            col += step;
-            col -= (col >= W) & W;
-        }
-    }
-}
-#else
-static void shifted_begin(float *z, const struct tr_layer *l)
-{
-    (void)z, (void)l;
-}
-
-static void shifted_planes(float *z, const float *x, size_t ic0, size_t ic1,
-                           const struct tr_layer *l)
-{
-    (void)z, (void)x, (void)ic0, (void)ic1, (void)l;
-}
+/* The kernel bodies per target, chosen by this one #if: four pieces, each
+ * in one of two forms.
+ *   8 x 8 transpose block     tr_conv_avx.h (AVX registers) | tr_conv_plain.h
+ *   dy's sums and dw1         tr_conv_avx512.h | tr_conv_sums.h (apart; no dw1)
+ *   shifted planes, dx_direct tr_conv_vec.h | tr_conv_scalar.h (none)
+ *   col2im's row adds         tr_conv_cols.h (C) | tr_conv_vfp.h (assembly)
+ * Same operations in the same order on every target. */
+#if defined(__GNUC__) && defined(__AVX512F__)      /* AVX-512 (512- or 256-bit tiles) */
+#include "tr_conv_avx.h"
+#include "tr_conv_avx512.h"
+#include "tr_conv_vec.h"
+#include "tr_conv_cols.h"
+#elif defined(__GNUC__) && defined(__AVX__)        /* AVX, AVX2 */
+#include "tr_conv_avx.h"
+#include "tr_conv_sums.h"
+#include "tr_conv_vec.h"
+#include "tr_conv_cols.h"
+#elif TR_CONV_SHIFTED                              /* SSE2, NEON */
+#include "tr_conv_plain.h"
+#include "tr_conv_sums.h"
+#include "tr_conv_vec.h"
+#include "tr_conv_cols.h"
+#elif TR_VFP_ASM                                   /* Cortex-M4F */
+#include "tr_conv_plain.h"
+#include "tr_conv_sums.h"
+#include "tr_conv_scalar.h"
+#include "tr_conv_vfp.h"
+#else                                              /* Cortex-M55, RV32, plain C */
+#include "tr_conv_plain.h"
+#include "tr_conv_sums.h"
+#include "tr_conv_scalar.h"
+#include "tr_conv_cols.h"
 #endif
+
 
 /* The adjoint of shifted_copy: one long masked add into the plane. */
 static void shifted_add(float *restrict plane, const float *restrict row,
@@ -431,12 +400,7 @@ static void col2im(float *restrict dx, const float *restrict col, const float *r
                     float *xr = dx + ((size_t)ic * H + (oh * S + ki - P)) * W;
                     if (S == 1) {
                         float *xs = xr + (wlo + kj - P);
-#if TR_VFP_ASM
-                        tr_vfp_add(xs, r + wlo, whi - wlo);
-#else
-                        for (ow = wlo; ow < whi; ow++)
-                            xs[ow - wlo] += r[ow];
-#endif
+                        COL2IM_ADD(xs, r, wlo, whi, ow);
                     } else {
                         for (ow = wlo; ow < whi; ow++)
                             xr[(size_t)ow * S + kj - P] += r[ow];
@@ -446,54 +410,6 @@ static void col2im(float *restrict dx, const float *restrict col, const float *r
         }
 }
 
-/* one full 8 x 8 block: column c of a's block is row c of t's. One #if
- * chooses how: with AVX, eight row loads, the in-register transpose
- * (unpack, shuffle, 128-bit lane permute) and eight row stores; else
- * written whole (8 independent loads, one contiguous run of stores). */
-#if defined(__GNUC__) && defined(__AVX__)
-#include <immintrin.h>
-
-static void transpose8(float *restrict t, const float *restrict a, size_t rows, size_t cols)
-{
-    __m256 r[8], u[8], v[8];
-    int j;
-
-    for (j = 0; j < 8; j++)
-        r[j] = _mm256_loadu_ps(a + j * cols);
-    for (j = 0; j < 8; j += 2) {
-        u[j] = _mm256_unpacklo_ps(r[j], r[j + 1]);
-        u[j + 1] = _mm256_unpackhi_ps(r[j], r[j + 1]);
-    }
-    for (j = 0; j < 8; j += 4) {
-        v[j] = _mm256_shuffle_ps(u[j], u[j + 2], _MM_SHUFFLE(1, 0, 1, 0));
-        v[j + 1] = _mm256_shuffle_ps(u[j], u[j + 2], _MM_SHUFFLE(3, 2, 3, 2));
-        v[j + 2] = _mm256_shuffle_ps(u[j + 1], u[j + 3], _MM_SHUFFLE(1, 0, 1, 0));
-        v[j + 3] = _mm256_shuffle_ps(u[j + 1], u[j + 3], _MM_SHUFFLE(3, 2, 3, 2));
-    }
-    for (j = 0; j < 4; j++) {
-        _mm256_storeu_ps(t + j * rows, _mm256_permute2f128_ps(v[j], v[j + 4], 0x20));
-        _mm256_storeu_ps(t + (j + 4) * rows, _mm256_permute2f128_ps(v[j], v[j + 4], 0x31));
-    }
-}
-#else
-static void transpose8(float *restrict t, const float *restrict a, size_t rows, size_t cols)
-{
-    size_t c;
-
-    for (c = 0; c < 8; c++) {
-        const float *ac = a + c;
-        float *tc = t + c * rows;
-        tc[0] = ac[0];
-        tc[1] = ac[cols];
-        tc[2] = ac[2 * cols];
-        tc[3] = ac[3 * cols];
-        tc[4] = ac[4 * cols];
-        tc[5] = ac[5 * cols];
-        tc[6] = ac[6 * cols];
-        tc[7] = ac[7 * cols];
-    }
-}
-#endif
 
 /* t (cols, rows) = a (rows, cols)^T, in 8 x 8 blocks so both sides stay in
  * a few cache lines */
@@ -515,62 +431,6 @@ static void transpose(float *restrict t, const float *restrict a, size_t rows, s
         }
 }
 
-/* The output gradient's transpose dyt (p, OC) and the bias gradient db
- * (each row's tr_sum_lanes16, added to db) from one read of dy (OC, p).
- * With AVX-512 and whole blocks of 8 rows, each block's 16-column steps
- * below the rows' last p % 16 columns are added to the rows' 16 lane sums
- * in registers as they are transposed, in the order tr_sum_lanes16 adds
- * them (so db has its bits); the 8 rows' sums are 8 chains side by side,
- * where the separate sums waited on one chain per row. Elsewhere the
- * backward takes the sums, then the transpose (a shared form of the two
- * moved the Cortex-M4F's count by 32,000 instructions a sample). */
-#if defined(__GNUC__) && defined(__AVX512F__)
-#define TR_CONV_DY_SUMS 1
-static void transpose_sums(float *restrict t, float *restrict db, const float *restrict a,
-                           size_t rows, size_t cols)
-{
-    const size_t body = cols - cols % 16;
-    size_t r0, c0, r, c;
-    int j;
-
-    if (rows % 8 != 0) {
-        for (r = 0; r < rows; r++)
-            db[r] += tr_sum_lanes16(a + r * cols, cols);
-        transpose(t, a, rows, cols);
-        return;
-    }
-    for (r0 = 0; r0 < rows; r0 += 8) {
-        const float *ab = a + r0 * cols;
-        tr_cv16 acc[8];
-        for (j = 0; j < 8; j++)
-            acc[j] = (tr_cv16){0};
-        for (c0 = 0; c0 < body; c0 += 16) {
-            for (j = 0; j < 8; j++) {
-                tr_cv16 v;
-                __builtin_memcpy(&v, ab + j * cols + c0, sizeof v);
-                acc[j] += v;
-            }
-            transpose8(t + c0 * rows + r0, ab + c0, rows, cols);
-            transpose8(t + (c0 + 8) * rows + r0, ab + c0 + 8, rows, cols);
-        }
-        for (; c0 + 8 <= cols; c0 += 8)
-            transpose8(t + c0 * rows + r0, ab + c0, rows, cols);
-        for (c = c0; c < cols; c++)
-            for (r = 0; r < 8; r++)
-                t[c * rows + r0 + r] = ab[r * cols + c];
-        for (r = 0; r < 8; r++) {
-            float sum = 0.0f;
-            for (c = body; c < cols; c++)
-                sum += ab[r * cols + c];
-            for (j = 0; j < 16; j++)
-                sum += acc[r][j];
-            db[r0 + r] += sum;
-        }
-    }
-}
-#else
-#define TR_CONV_DY_SUMS 0
-#endif
 
 /* Ask for n floats from p to come into the L2 cache while the GEMMs of
  * the sample before run (the next sample's input: a batch's activations
@@ -643,384 +503,6 @@ void tr_conv2d_forward(float *y, const float *x, const float *w, const float *b,
     }
 }
 
-/* ---- the input gradient of a shifted convolution, without dcol ---------
- * Each element of dx is what col2im makes of dcol = w^T dy: a sum over its
- * taps (ki, kj) ascending, from +0, of the tap's dcol value, itself a sum
- * over the output channels ascending, from +0, of w times dy read at the
- * element's position minus the tap's shift (ki-P)*W + kj-P. A tile of
- * input channels x positions (the positions are the vector lanes) makes a
- * tap's dcol values t in registers, from the first product on (+0 plus a
- * product is the product but for the sign of a zero product, and the
- * element's sum is never -0: +0 plus either zero is +0, so t's zero sign
- * is lost in it either way), then adds them to the elements' sums through
- * the tap's mask: all ones where the position reads an output inside the
- * image, else 0 (col2im adds nothing there, and +0 added to a sum that is
- * never -0 is no change, even where w is not finite and t is NaN). The
- * sums wait in memory between the taps; dcol is never stored. dy is read
- * from a copy whose rows have zeros around them, so the reads past a
- * row's ends stay in the copy. Two samples go side by side in the copy's
- * rows (TR_DX_NS), so the positions fill whole vectors better (the seed's
- * conv2: 392 in 25 vectors, not 196 in 13); the masks see each position
- * in its own sample, so no element reads the other sample's dy. */
-#if TR_CONV_SHIFTED
-#define TR_DX_NS 2       /* samples side by side */
-#if TR_VL == 16
-#define TR_DX_VW 16      /* lanes, and the tile: R channels x V vectors */
-#define TR_DX_R 8        /* R*V sums t in 24 of the 32 registers */
-#define TR_DX_V 3
-#elif defined(__AVX512F__)   /* 256-bit vectors, 32 registers (TR_VEC256) */
-#define TR_DX_VW 8
-#define TR_DX_R 8
-#define TR_DX_V 3
-#elif defined(__AVX__)
-#define TR_DX_VW 8       /* 16 registers */
-#define TR_DX_R 4
-#define TR_DX_V 2
-#else
-#define TR_DX_VW 4
-#define TR_DX_R 4
-#define TR_DX_V 2
-#endif
-typedef float tr_dxv __attribute__((vector_size(TR_DX_VW * 4)));
-typedef int32_t tr_dxi __attribute__((vector_size(TR_DX_VW * 4)));
-
-/* the positions of TR_DX_NS samples' dx rounded up to whole vectors (the
- * last vector's lanes past them are computed and not stored) */
-static size_t dx_cols(const struct tr_layer *l)
-{
-    return (TR_DX_NS * (size_t)l->in_h * l->in_w + TR_DX_VW - 1) / TR_DX_VW * TR_DX_VW;
-}
-
-/* dy's copy: rows of dy_row floats, position 0 at dy_lo (the largest shift
- * back, P*(W+1), rounded up to 16), zeros before and after */
-static size_t dy_lo(const struct tr_layer *l)
-{
-    return ((size_t)l->d.pad * (l->in_w + 1) + 15) / 16 * 16;
-}
-
-static size_t dy_row(const struct tr_layer *l)
-{
-    return 2 * dy_lo(l) + dx_cols(l) + 16;
-}
-
-/* where the taps' masks (K*K, dx_cols) start, after dy's copy */
-static size_t dx_masks_at(const struct tr_layer *l)
-{
-    return l->out_c * dy_row(l);
-}
-
-/* where the sums (IC, dx_cols) start, after the masks */
-static size_t dx_sums_at(const struct tr_layer *l)
-{
-    return dx_masks_at(l) + (size_t)l->d.kernel * l->d.kernel * dx_cols(l);
-}
-
-/* floats dy's copy, the masks and the sums take in col's space after the
- * planes and rows (0: no room; col2im runs) */
-static size_t dx_floats(const struct tr_layer *l)
-{
-    const size_t K = l->d.kernel, p = (size_t)l->out_h * l->out_w;
-    const size_t need = dx_sums_at(l) + l->in_c * dx_cols(l);
-    return dx_at(l) + 16 + need <= (size_t)l->in_c * K * K * p ? need : 0;
-}
-
-/* the masks: tap (ki, kj) at position q (e = q mod H*W in its sample)
- * reads output (e/W - ki + P, e%W - kj + P) of the same sample; all ones
- * where that is inside the output */
-static void dx_masks(int32_t *restrict mk, const struct tr_layer *l)
-{
-    const long K = l->d.kernel, P = l->d.pad, W = l->in_w, H = l->in_h;
-    const size_t pc = dx_cols(l);
-    long ki, kj;
-    size_t q;
-
-    for (ki = 0; ki < K; ki++)
-        for (kj = 0; kj < K; kj++)
-            for (q = 0; q < pc; q++) {
-                const long e = (long)(q % (size_t)(H * W));
-                const long oh = e / W - ki + P, ow = e % W - kj + P;
-                const int in = q < TR_DX_NS * (size_t)(H * W) && oh >= 0 && oh < H && ow >= 0 &&
-                               ow < W;
-                mk[((size_t)ki * K + kj) * pc + q] = in ? -1 : 0;
-            }
-}
-
-/* the input channels of the block from ic0: TR_DX_R, or the rest */
-static size_t dx_block(const struct tr_layer *l, size_t ic0)
-{
-    return l->in_c - ic0 < TR_DX_R ? l->in_c - ic0 : TR_DX_R;
-}
-
-/* wk from w (OC, IC, K, K): per block of input channels (dx_block), its
- * weights (K*K, OC, block): a tile's weights together, the block's
- * channels of a tap and output channel side by side */
-static void dx_weights(float *restrict wk, const float *restrict w, const struct tr_layer *l)
-{
-    const size_t KK = (size_t)l->d.kernel * l->d.kernel, OC = l->out_c, IC = l->in_c;
-    size_t ic0, t, oc, i;
-
-    for (ic0 = 0; ic0 < IC; ic0 += TR_DX_R) {
-        const size_t rb = dx_block(l, ic0);
-        float *wb = wk + ic0 * KK * OC;
-        for (t = 0; t < KK; t++)
-            for (oc = 0; oc < OC; oc++)
-                for (i = 0; i < rb; i++)
-                    wb[(t * OC + oc) * rb + i] = w[(oc * IC + ic0 + i) * KK + t];
-    }
-}
-
-/* dy's rows of samples s = 0 .. ns-1 (dy + s*OC*p) into the copy, side by
- * side (its zeros were written once; a slot left out keeps what it had,
- * which the masks keep from the other slot's elements) */
-static void dx_copy_dy(float *restrict dyp, const float *restrict dy, size_t ns,
-                       const struct tr_layer *l)
-{
-    const size_t p = (size_t)l->out_h * l->out_w, L = dy_row(l), lo = dy_lo(l);
-    size_t oc, t;
-
-    for (t = 0; t < ns; t++)
-        for (oc = 0; oc < l->out_c; oc++)
-            __builtin_memcpy(dyp + oc * L + lo + t * p, dy + (t * l->out_c + oc) * p,
-                             p * sizeof *dyp);
-}
-
-/* the sums of r input channels at the v vectors of positions from q0 (r,
- * v constants where it is inlined) in sums (rows of dx_cols), the
- * weights from wb with the block's stride rs. The taps' t live in
- * registers; the sums over the taps in memory, added once per tap. */
-static inline __attribute__((always_inline)) void
-dx_tile(float *restrict sums, const float *restrict wb, size_t rs, const float *restrict dyp,
-        const int32_t *restrict mk, size_t q0, const int r, const int v,
-        const struct tr_layer *l)
-{
-    const size_t K = l->d.kernel, P = l->d.pad, W = l->in_w, OC = l->out_c;
-    const size_t L = dy_row(l), pc = dx_cols(l);
-    tr_dxv t[TR_DX_R][TR_DX_V], d[TR_DX_V], a;
-    size_t ki, kj, oc;
-    int i, j;
-
-    for (i = 0; i < r; i++)
-        for (j = 0; j < v; j++)
-            __builtin_memset(sums + i * pc + q0 + j * TR_DX_VW, 0, sizeof a);
-    for (ki = 0; ki < K; ki++)
-        for (kj = 0; kj < K; kj++) {
-            /* output channel 0's dy at position q0 minus the tap's shift */
-            const float *src = dyp + dy_lo(l) + q0 + P * W + P - ki * W - kj;
-            const float *wt = wb + (ki * K + kj) * OC * rs;
-            const int32_t *m = mk + (ki * K + kj) * pc + q0;
-            for (j = 0; j < v; j++)
-                __builtin_memcpy(&d[j], src + j * TR_DX_VW, sizeof d[j]);
-            for (i = 0; i < r; i++)
-                for (j = 0; j < v; j++)
-                    t[i][j] = wt[i] * d[j];
-            for (oc = 1; oc < OC; oc++) {
-                const float *s = src + oc * L, *wo = wt + oc * rs;
-                for (j = 0; j < v; j++) {
-                    __builtin_memcpy(&d[j], s + j * TR_DX_VW, sizeof d[j]);
-                    TR_IN_REGISTER(d[j]);       /* one load, not one per channel */
-                }
-                for (i = 0; i < r; i++)
-                    for (j = 0; j < v; j++)
-                        t[i][j] += wo[i] * d[j];
-            }
-            for (i = 0; i < r; i++)
-                for (j = 0; j < v; j++) {
-                    float *o = sums + i * pc + q0 + j * TR_DX_VW;
-                    tr_dxi mj;
-                    __builtin_memcpy(&mj, m + j * TR_DX_VW, sizeof mj);
-                    __builtin_memcpy(&a, o, sizeof a);
-                    a += (tr_dxv)((tr_dxi)t[i][j] & mj);
-                    __builtin_memcpy(o, &a, sizeof a);
-                }
-        }
-}
-
-/* a tile of r channels, v vectors: one call per constant pair */
-static void dx_tile_rv(float *sums, const float *wb, size_t rs, const float *dyp,
-                       const int32_t *mk, size_t q0, int r, int v, const struct tr_layer *l)
-{
-    const size_t pc = dx_cols(l);
-#define TR_DX_CASE(R, V)                                                      \
-    if (r == (R) && v == (V)) {                                               \
-        dx_tile(sums, wb, rs, dyp, mk, q0, R, V, l);                          \
-        return;                                                               \
-    }
-    TR_DX_CASE(TR_DX_R, TR_DX_V)
-    TR_DX_CASE(TR_DX_R, TR_DX_V - 1)
-    TR_DX_CASE(1, TR_DX_V)
-    TR_DX_CASE(1, TR_DX_V - 1)
-#undef TR_DX_CASE
-    if (r > 1) {            /* other channel counts: one at a time */
-        for (; r > 0; r--, sums += pc, wb++)
-            dx_tile_rv(sums, wb, rs, dyp, mk, q0, 1, v, l);
-        return;
-    }
-    for (; v > 0; v--, q0 += TR_DX_VW)      /* other vector counts */
-        dx_tile(sums, wb, rs, dyp, mk, q0, 1, 1, l);
-}
-
-/* dx (ns samples of IC, H, W) from dy's copy, through sums (IC, dx_cols):
- * tiles of R channels x V vectors, the vectors of a channel block split
- * as evenly as V allows (25 vectors: 2, 2, then 3s) */
-static void dx_direct(float *dx, size_t ns, float *sums, const float *wk, const float *dyp,
-                      const int32_t *mk, const struct tr_layer *l)
-{
-    const size_t hw = (size_t)l->in_h * l->in_w, IC = l->in_c, pc = dx_cols(l);
-    const size_t KK = (size_t)l->d.kernel * l->d.kernel, OC = l->out_c;
-    const size_t nv = pc / TR_DX_VW, tiles = (nv + TR_DX_V - 1) / TR_DX_V;
-    size_t ic0, ic, t, v0;
-
-    for (ic0 = 0; ic0 < IC; ic0 += TR_DX_R) {
-        const size_t rb = dx_block(l, ic0);
-        for (t = 0, v0 = 0; t < tiles; t++) {
-            const size_t v = (nv - v0) / (tiles - t);
-            dx_tile_rv(sums + ic0 * pc, wk + ic0 * KK * OC, rb, dyp, mk, v0 * TR_DX_VW,
-                       (int)rb, (int)v, l);
-            v0 += v;
-        }
-    }
-    for (t = 0; t < ns; t++)
-        for (ic = 0; ic < IC; ic++)
-            __builtin_memcpy(dx + (t * IC + ic) * hw, sums + ic * pc + t * hw, hw * sizeof *dx);
-}
-
-/* once per call: w as wk, and in space (col's, after the planes and rows)
- * the zeros of dy's copy and the taps' masks */
-static void dx_begin(float *wk, float *space, const float *w, const struct tr_layer *l)
-{
-    size_t q;
-
-    dx_weights(wk, w, l);
-    for (q = 0; q < dx_masks_at(l); q++)
-        space[q] = 0.0f;
-    dx_masks((int32_t *)(void *)(space + dx_masks_at(l)), l);
-}
-
-/* dx (ns <= TR_DX_NS samples of IC, H, W) from their dy: into the copy,
- * then the tiles */
-static void dx_samples(float *dx, size_t ns, const float *wk, float *space, const float *dy,
-                       const struct tr_layer *l)
-{
-    dx_copy_dy(space, dy, ns, l);
-    dx_direct(dx, ns, space + dx_sums_at(l), wk, space,
-              (const int32_t *)(const void *)(space + dx_masks_at(l)), l);
-}
-#else
-static size_t dx_floats(const struct tr_layer *l)
-{
-    (void)l;
-    return 0;
-}
-
-static void dx_begin(float *wk, float *space, const float *w, const struct tr_layer *l)
-{
-    (void)wk, (void)space, (void)w, (void)l;
-}
-
-#define TR_DX_NS 1
-
-static void dx_samples(float *dx, size_t ns, const float *wk, float *space, const float *dy,
-                       const struct tr_layer *l)
-{
-    (void)dx, (void)ns, (void)wk, (void)space, (void)dy, (void)l;
-}
-#endif
-
-/* The weight gradient of a convolution with one input channel (the
- * first): its K*K taps x 16 output channels are K*K vector sums, which
- * stay in registers over the whole sample. Tap (ki, kj) at position
- * (oh, ow) reads the input padded with P zeros around it, at rows dw1_ld
- * apart: (oh+ki)*ld + ow+kj. So no planes are made, and a position's
- * K*K products are one load of dy^T's row and K*K multiplies by the
- * inputs, each read in place. The sums are tr_gemm_grid_a's, in its order:
- * from dw^T, over the positions ascending. */
-#if TR_CONV_SHIFTED && defined(__AVX512F__)     /* K*K <= 25 sums, 32 registers */
-static size_t dw1_ld(const struct tr_layer *l)
-{
-    return ((size_t)l->in_w + 2 * l->d.pad + 15) / 16 * 16;
-}
-
-static int dw1(const struct tr_layer *l)
-{
-    const size_t K = l->d.kernel;
-    return shifted(l) && l->in_c == 1 && (K == 3 || K == 5) && l->out_c % 16 == 0 &&
-           ((size_t)l->in_h + 2 * l->d.pad) * dw1_ld(l) <= rows_at(l);
-}
-
-/* xp: one sample's channel with P zeros around it, rows dw1_ld apart */
-static void dw1_pad(float *restrict xp, const float *restrict x, const struct tr_layer *l)
-{
-    const size_t H = l->in_h, W = l->in_w, P = l->d.pad, ld = dw1_ld(l);
-    size_t r, q;
-
-    for (q = 0; q < (H + 2 * P) * ld; q++)
-        xp[q] = 0.0f;
-    for (r = 0; r < H; r++)
-        __builtin_memcpy(xp + (r + P) * ld + P, x + r * W, W * sizeof *x);
-}
-
-/* dwt (K*K, OC) += the products of the 16 output channels from dwt's
- * column 0 and dyt's (p, OC); K a constant where it is inlined */
-static inline __attribute__((always_inline)) void
-dw1_tile(float *restrict dwt, const float *restrict xp, const float *restrict dyt,
-         const struct tr_layer *l, const int K)
-{
-    const size_t OC = l->out_c, OH = l->out_h, OW = l->out_w, ld = dw1_ld(l);
-    tr_cv16 acc[25];
-    size_t oh, ow;
-    int ki, kj;
-
-    for (ki = 0; ki < K * K; ki++)
-        __builtin_memcpy(&acc[ki], dwt + ki * OC, sizeof acc[ki]);
-    for (oh = 0; oh < OH; oh++) {
-        const float *r[5], *b = dyt + oh * OW * OC;
-        for (ki = 0; ki < K; ki++)
-            r[ki] = xp + (oh + ki) * ld;
-        for (ow = 0; ow < OW; ow++, b += OC) {
-            tr_cv16 bv;
-            __builtin_memcpy(&bv, b, sizeof bv);
-            for (ki = 0; ki < K; ki++) {
-                /* each input read where it is used: GCC would carry the
-                 * next position's shared inputs in registers, and spill */
-                __asm__("" : "+r"(r[ki]));
-                for (kj = 0; kj < K; kj++)
-                    acc[ki * K + kj] += r[ki][kj] * bv;
-                r[ki]++;
-            }
-        }
-    }
-    for (ki = 0; ki < K * K; ki++)
-        __builtin_memcpy(dwt + ki * OC, &acc[ki], sizeof acc[ki]);
-}
-
-static void dw1_sample(float *dwt, const float *xp, const float *dyt, const struct tr_layer *l)
-{
-    size_t oc;
-
-    for (oc = 0; oc < l->out_c; oc += 16) {
-        if (l->d.kernel == 5)
-            dw1_tile(dwt + oc, xp, dyt + oc, l, 5);
-        else
-            dw1_tile(dwt + oc, xp, dyt + oc, l, 3);
-    }
-}
-#else
-static int dw1(const struct tr_layer *l)
-{
-    (void)l;
-    return 0;
-}
-
-static void dw1_pad(float *xp, const float *x, const struct tr_layer *l)
-{
-    (void)xp, (void)x, (void)l;
-}
-
-static void dw1_sample(float *dwt, const float *xp, const float *dyt, const struct tr_layer *l)
-{
-    (void)dwt, (void)xp, (void)dyt, (void)l;
-}
-#endif
 
 void tr_conv2d_backward(float *dx, float *dw, float *db, const float *dy,
                         const float *x, const float *w,
@@ -1055,13 +537,7 @@ void tr_conv2d_backward(float *dx, float *dw, float *db, const float *dy,
         transpose(wt, w, OC, kk);
     for (i = 0; i < n; i++) {
         const float *dyi = dy + i * ys;
-#if TR_CONV_DY_SUMS
-        transpose_sums(dyt, db, dyi, OC, p);
-#else
-        for (oc = 0; oc < OC; oc++)
-            db[oc] += tr_sum_lanes16(dyi + oc * p, p);
-        transpose(dyt, dyi, OC, p);
-#endif
+        DY_SUMS_TRANSPOSE(dyt, db, dyi, OC, p, oc);
         if (one) {
             dw1_pad(z, x + i * xs, l);
             dw1_sample(dwt, z, dyt, l);
