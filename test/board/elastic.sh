@@ -23,7 +23,7 @@ SUITE=board_elastic
 source test/board/lan.sh
 
 flags=(--job-token belastic --batch 2 --epochs 2 --seed 7 --lr 0.01 --debug-param-hash
-       --timeout 6 --elastic)
+       --timeout 10 --elastic)
 
 t0=$(date +%s)
 board 0 tap0 52:54:00:18:00:10 el "${flags[@]}" & pids+=($!)
@@ -58,7 +58,7 @@ qemu_of() { pgrep -f "^timeout 240 $QEMU .*ifname=$1," | head -1 | xargs -r pgre
 
 # A board that reboots: SIGKILL board rank 2's QEMU at its step 3 and start
 # it again at once with the same command line (one epoch: 30 steps at 4).
-rj=(--job-token brejoin --batch 2 --epochs 1 --seed 7 --lr 0.01 --debug-param-hash --timeout 6
+rj=(--job-token brejoin --batch 2 --epochs 1 --seed 7 --lr 0.01 --debug-param-hash --timeout 10
     --elastic)
 t0=$(date +%s)
 pids=()

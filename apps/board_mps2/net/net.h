@@ -30,8 +30,8 @@ struct board_ring {
  * With --elastic it first looks for a running job of its table (a board
  * does not know it rebooted): for a moment per rank, asked again while a
  * member holds the question unanswered (the ring has not dropped this
- * board's old life yet) for up to 2 x --timeout (a lost rank's detection
- * and the round that drops it); no job answering: the fresh start.
+ * board's old life yet, or a fresh ring waits for it) for up to --timeout
+ * / 4; no job taking it: the fresh start.
  * Returns the transport with *ring filled, or 0 after printing why. */
 const struct tr_transport *board_net_up(const struct board_settings *s,
                                         struct board_ring *ring);

@@ -106,19 +106,36 @@ static int netif_up(const struct board_addr *me)
 #define BOARD_FIND_MS 1500u
 
 /* --elastic at power-on: is the job of this table running? 1 (joined: the
- * VIEW taken, the new ring's links up), 0 (none answered: the fresh start)
- * or a tr_err after printing why. A member that holds the question
- * unanswered still names this board (its old life not yet dropped): asked
- * again for up to 2 x --timeout, the detection and the round that drops it. */
+ * VIEW taken, the new ring's links up), 0 (none answered, or only members
+ * that hold the question: the fresh start) or a tr_err after printing why.
+ * A member holds the question when its view still names this board: a
+ * running job whose ring has not dropped this board's old life yet (its
+ * neighbours' next segments meet the new stack's resets, so that takes a
+ * step), or a fresh job whose other ranks linked first and wait for this
+ * one. Asked again for up to --timeout / 4, then the fresh start: the
+ * fresh ring's links wait --timeout for this board to listen, and a
+ * running job that did not take it by then refuses the links (exit 1; the
+ * next reboot asks again).
+ * The dials get BOARD_FIND_MS too, not the rounds' 3 s: a running job's
+ * members answer a SYN at once, while a peer of a fresh job not up yet
+ * (its ARP unanswered: lwIP sends the SYN again only after 3 s) would cost
+ * 3 s per pass, and the fresh ring's links wait only --timeout for this
+ * board to listen. */
 static int find_job(const struct board_settings *s, struct board_ring *ring)
 {
     static struct tr_lwip_elastic_round r;
-    uint32_t t0 = board_now_ms(), limit = 2u * s->timeout_s * 1000u;
+    uint32_t t0 = board_now_ms(), limit = s->timeout_s * 250u;
+    uint32_t dial = el.cfg.handshake_ms;
     int e;
+    el.cfg.handshake_ms = BOARD_FIND_MS;
     do
         e = tr_lwip_elastic_find(&el, BOARD_FIND_MS);
     while (e == TR_ERR_TIMEOUT && board_now_ms() - t0 < limit);
-    if (e == 0)
+    el.cfg.handshake_ms = dial;
+    if (e == TR_ERR_TIMEOUT)
+        board_printf("elastic: rank %d: members held the question for %u ms without taking "
+                     "this board in: a fresh start\n", s->rank, (unsigned)(board_now_ms() - t0));
+    if (e == 0 || e == TR_ERR_TIMEOUT)
         return 0;
     r.verdict = 0;
     if (e == 1)
