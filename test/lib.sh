@@ -13,6 +13,6 @@ pass() { TH_PASSED=$((TH_PASSED + 1)); }
 fail() { TH_FAILED=$((TH_FAILED + 1)); echo "FAIL: $*" >&2; }
 report() {
   echo "$1: $TH_PASSED passed, $TH_FAILED failed"
-  if [ -n "${TR_RESULTS:-}" ]; then echo "$1 $TH_PASSED $TH_FAILED" >> "$TR_RESULTS/$1.txt"; fi
+  if [ -n "${TR_RESULTS:-}" ]; then mkdir -p "$TR_RESULTS" && echo "$1 $TH_PASSED $TH_FAILED" >> "$TR_RESULTS/$1.txt"; fi
   [ "$TH_FAILED" -eq 0 ]
 }
