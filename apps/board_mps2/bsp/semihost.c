@@ -63,17 +63,24 @@ int sh_create(const char *path)
     return open_mode(path, 5);   /* "wb" */
 }
 
-long sh_write(int fd, const void *buf, size_t len)
+/* SYS_READ or SYS_WRITE of len bytes: the count moved, or -1 (the host
+ * answers with the bytes NOT moved) */
+static long transfer(unsigned op, int fd, const void *buf, size_t len)
 {
     uint32_t blk[3];
     long left;
     blk[0] = (uint32_t)fd;
     blk[1] = (uint32_t)(uintptr_t)buf;
     blk[2] = (uint32_t)len;
-    left = sh_call(SYS_WRITE, blk);  /* bytes NOT written */
+    left = sh_call(op, blk);
     if (left < 0 || (size_t)left > len)
         return -1;
     return (long)(len - (size_t)left);
+}
+
+long sh_write(int fd, const void *buf, size_t len)
+{
+    return transfer(SYS_WRITE, fd, buf, len);
 }
 
 int sh_rename(const char *from, const char *to)
@@ -96,15 +103,7 @@ int sh_remove(const char *path)
 
 long sh_read(int fd, void *buf, size_t len)
 {
-    uint32_t blk[3];
-    long left;
-    blk[0] = (uint32_t)fd;
-    blk[1] = (uint32_t)(uintptr_t)buf;
-    blk[2] = (uint32_t)len;
-    left = sh_call(SYS_READ, blk);  /* bytes NOT read */
-    if (left < 0 || (size_t)left > len)
-        return -1;
-    return (long)(len - (size_t)left);
+    return transfer(SYS_READ, fd, buf, len);
 }
 
 int sh_seek(int fd, uint32_t pos)
