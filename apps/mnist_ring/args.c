@@ -216,7 +216,7 @@ int mr_args_parse(struct mr_args *a, int argc, char **argv)
         case O_IFACE: a->iface = optarg; break;
         case O_TOKEN: a->job_token = optarg; break;
         case O_TIMEOUT: if (num_u64(o, optarg, 1, 86400, &v)) return -1; a->timeout_s = (unsigned)v; break;
-        case O_MAXSTEPS: if (num_u64(o, optarg, 1, UINT64_MAX, &v)) return -1; a->max_steps = v; break;
+        case O_MAXSTEPS: if (num_u64(o, optarg, 0, UINT64_MAX, &v)) return -1; a->max_steps = v; break;
         case O_HASH: a->debug_param_hash = 1; break;
         case O_QUIET: a->quiet = 1; break;
         case O_WARMUP: if (num_u64(o, optarg, 0, 1000000, &v)) return -1; a->warmup_steps = (unsigned)v; break;
