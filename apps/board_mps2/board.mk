@@ -59,6 +59,10 @@ BOARD_PLANES ?= batch
 BOARD_SEGMENT ?= 4096
 # the execution plan the images train on: 0 fast, 1 lean (docs/DESIGN.md)
 BOARD_PLAN ?= 0
+# all: the arena holds a lossy --compress codec's error-feedback residual and
+# wire image (and the anchor of --average-every with one); none: the image
+# refuses a lossy --compress (the capped images: no room)
+BOARD_CODECS ?= all
 
 BOARD_BSP_SRCS := startup.c semihost.c clock.c console.c fmt.c args.c
 BOARD_BSP_OBJS := $(BOARD_BSP_SRCS:%.c=$(BOARD_OUT)/bsp/%.o)
@@ -107,7 +111,7 @@ $(BOARD_OUT)/gen_cfg: $(BOARD_DIR)/tools/gen_cfg.c $(BUILD)/libtinyring.a $(CORE
 # replaced only when it changes, so nothing rebuilds needlessly
 $(BOARD_OUT)/board_cfg.h: $(BOARD_OUT)/gen_cfg board-cfg-force
 	@$(BOARD_OUT)/gen_cfg header $(BOARD_C1) $(BOARD_C2) $(BOARD_BATCH_MAX) $(BOARD_SEGMENT) \
-	  $(BOARD_PLAN) $(BOARD_MOMENTUM) $(BOARD_GRADS) $(BOARD_PLANES) > $@.tmp
+	  $(BOARD_PLAN) $(BOARD_MOMENTUM) $(BOARD_GRADS) $(BOARD_PLANES) $(BOARD_CODECS) > $@.tmp
 	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; echo "board: $@ updated"; fi
 
 .PHONY: board-cfg-force
@@ -212,6 +216,9 @@ board-ring-small:
 #         (BOARD_ELASTIC=0), 10 steps on a 60,000-sample set: the sampler's
 #         full-size shuffle read a sample at a time through semihosting
 #         (suite board_256k)
+# No capped image has room for a lossy codec (its residual alone is 4 bytes
+# a parameter, 116 KiB for the seed ConvNet): they refuse --compress
+# bf16|int8|int4 at start-up; BOARD_CAP_CODECS=all shows the link's overflow.
 # The lean lwIP: the small board's MSS and windows, a heap of the two send
 # buffers + 2 KiB, 8 pool frames, 4 PCBs, receive rings of one window.
 BOARD_CAP_LWIP := $(BOARD_SMALL_LWIP) '-DMEM_SIZE=(2*TCP_SND_BUF+2048)' -DPBUF_POOL_SIZE=8 \
@@ -222,13 +229,17 @@ BOARD_CAP_384K := "BOARD_LWIP_DEFS=$(BOARD_CAP_LWIP)" BOARD_RAM=384K BOARD_STACK
                   BOARD_BATCH_MAX=1 BOARD_GRADS=bucket
 BOARD_CAP_256K := "BOARD_LWIP_DEFS=$(BOARD_CAP_LWIP) -DBOARD_ELASTIC=0" BOARD_RAM=256K \
                   BOARD_STACK=4096 BOARD_BATCH_MAX=1 BOARD_GRADS=bucket BOARD_MOMENTUM=0
-BOARD_RUN_512K := BOARD_MIXED_SUITE=board_mixed_512k
-BOARD_RUN_384K := BOARD_MIXED_SUITE=board_384k BOARD_MIXED_BATCH=1 BOARD_MIXED_STACK=4096
+BOARD_CAP_CODECS ?= none
+BOARD_RUN_512K := BOARD_MIXED_SUITE=board_mixed_512k BOARD_MIXED_NOCODEC=1
+BOARD_RUN_384K := BOARD_MIXED_SUITE=board_384k BOARD_MIXED_BATCH=1 BOARD_MIXED_STACK=4096 \
+                  BOARD_MIXED_NOCODEC=1
 BOARD_RUN_256K := BOARD_MIXED_SUITE=board_256k BOARD_MIXED_BATCH=1 BOARD_MIXED_STACK=4096 \
+                  BOARD_MIXED_NOCODEC=1 \
                   BOARD_MIXED_MOMENTUM=0 BOARD_MIXED_TRAIN=60000 BOARD_MIXED_STEPS=10
 board-%k-image: $(BUILD)/mnist_ring $(BUILD)/test/app/gen_idx
 	@$(MAKE) --no-print-directory -s BOARD_OUT=$(BUILD)/board-$*k BOARD_PLAN=1 \
-	  BOARD_LD=$(BOARD_DIR)/ld/mps2_cap.ld $(BOARD_CAP_$*K) $(BUILD)/board-$*k/ring.elf
+	  BOARD_LD=$(BOARD_DIR)/ld/mps2_cap.ld BOARD_CODECS=$(BOARD_CAP_CODECS) $(BOARD_CAP_$*K) \
+	  $(BUILD)/board-$*k/ring.elf
 board-ring-%k: board-%k-image
 	@BUILD=$(BUILD) BOARD_OUT=$(BUILD)/board-$*k BOARD_QEMU=$(BOARD_QEMU) BOARD_MIXED_KILL=0 \
 	  $(BOARD_RUN_$*K) bash test/board/mixed.sh

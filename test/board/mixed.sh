@@ -78,6 +78,15 @@ acc_b=$(sed -n 's/^epoch 1\/1 .*test acc \([0-9.]*\).*/\1/p' "$work/ring-rank0.l
 check "board rank 0 prints the epoch line with the ring's test accuracy ($acc_b / $acc_ref)" \
   awk -v a="$acc_b" -v b="$acc_ref" 'BEGIN { exit !(a != "" && b != "" && sprintf("%.4f", a) == sprintf("%.4f", b)) }'
 
+# --- an image without room for a codec (BOARD_MIXED_NOCODEC=1: the capped
+# images, BOARD_CODECS=none) refuses a lossy --compress at start-up, saying so
+if [ "${BOARD_MIXED_NOCODEC:-0}" = 1 ]; then
+  board 0 tap0 52:54:00:18:00:10 nocodec "${flags[@]}" --compress int8
+  check "this image refuses --compress int8: exit 2 (got $(cat "$work/nocodec-rank0.rc")), naming the residual" \
+    sh -c '[ "$1" = 2 ] && grep -q "^train: --compress int8: this image has no room for a codec" "$2"' \
+    _ "$(cat "$work/nocodec-rank0.rc")" "$work/nocodec-rank0.log"
+fi
+
 # --- 2. a board killed mid-run: both mnist_ring ranks stop, naming it
 # (BOARD_MIXED_KILL=0 skips it: the 512 KiB image's run checks the training)
 if [ "${BOARD_MIXED_KILL:-1}" = 0 ]; then

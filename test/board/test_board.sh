@@ -4,9 +4,10 @@
 #   2. LAN9118 driver: PHY loopback and error paths; ping/pong between two QEMUs joined by a
 #      socket netdev on 127.0.0.1
 #   3. training alone: train.elf against mnist_ring (one rank), bit for bit
-#   4. rings (test/board/mixed.sh): two boards + two mnist_ring ranks over lwIP
+#   4. rings (test/board/mixed.sh): two boards + two mnist_ring ranks over lwIP;
+#      the same under --compress (test/board/compress.sh)
 #   5. an elastic ring (test/board/elastic.sh): the same, a host rank killed
-# Every QEMU runs under timeout. Suites "board", "board_mixed" and "board_elastic".
+# Every QEMU runs under timeout. Suites "board", "board_mixed", "board_compress" and "board_elastic".
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -92,6 +93,11 @@ done
 # 4. rings of boards and mnist_ring processes (test/board/mixed.sh, suite board_mixed)
 bash "$here/mixed.sh"; st=$?
 check "board_mixed: boards + mnist_ring ranks (mixed.sh status $st)" [ "$st" -eq 0 ]
+
+# 4b. compressed rings of boards and hosts (test/board/compress.sh, suite
+#     board_compress): int8, int4, bf16 + --average-every, a board's checkpoint
+bash "$here/compress.sh"; st=$?
+check "board_compress: compressed mixed rings (compress.sh status $st)" [ "$st" -eq 0 ]
 
 # 5. an elastic ring of boards and mnist_ring --elastic processes losing a
 #    host rank (board rank 0 coordinates), a board that reboots and rejoins,

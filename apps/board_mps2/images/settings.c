@@ -6,6 +6,7 @@
 #include "args.h"
 #include "fmt.h"
 #include "semihost.h"
+#include "tr_codec.h"
 #include "tr_comm.h"
 #include "tr_util.h"
 
@@ -223,6 +224,16 @@ int board_settings(struct board_settings *s, int argc, char **argv, unsigned bat
             s->timeout_s = (uint32_t)v;
         else if (!strcmp(f, "--min-ranks") && !(rc = num(f, val, 1, BOARD_MAX_WORLD, &v)))
             s->min_ranks = (unsigned)v;
+        else if (!strcmp(f, "--average-every") && !(rc = num(f, val, 0, UINT32_MAX, &v)))
+            s->average_every = (uint32_t)v;
+        else if (!strcmp(f, "--compress") && val) {
+            int k;
+            for (k = 0; k < TR_CODEC_COUNT && strcmp(val, tr_codec_name(k)); k++)
+                ;
+            if (k == TR_CODEC_COUNT)
+                rc = bad(f, val, "want none, bf16, int8 or int4");
+            s->compress = k;
+        }
         else if (!strcmp(f, "--peers") && val)
             s->peers = val;
         else if (!strcmp(f, "--checkpoint") && val)
@@ -242,6 +253,15 @@ int board_settings(struct board_settings *s, int argc, char **argv, unsigned bat
             rc = bad(f, val, "is an unknown flag or lacks its value");
         if (rc)
             return -1;
+    }
+    /* mnist_ring's rules, in its words */
+    if (s->compress != TR_CODEC_NONE && s->algo != TR_ALGO_RING) {
+        board_printf("train: --compress %s needs --allreduce ring\n", tr_codec_name(s->compress));
+        return -1;
+    }
+    if (s->average_every >= 2 && s->elastic) {
+        board_printf("train: --average-every needs a fixed world: not with --elastic\n");
+        return -1;
     }
     if (s->peers)
         return read_peers(s);

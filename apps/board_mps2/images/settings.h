@@ -9,6 +9,10 @@
  *   --debug-param-hash   per-step loss bits and parameter hash, as mnist_ring
  *   --elastic  --min-ranks M   an elastic ring, as mnist_ring's: a lost rank is
  *                        survived (the lwIP port's membership, port/lwip/README.md)
+ *   --compress none|bf16|int8|int4   the gradients' wire format, as mnist_ring's
+ *                        (a lossy codec keeps an error-feedback residual; ring
+ *                        only; images built with BOARD_CODECS=none refuse one)
+ *   --average-every K    periodic averaging, as mnist_ring's (not with --elastic)
  *
  *   --checkpoint FILE    the training state as mnist_ring's --checkpoint FILE
  *                        (through semihosting, FILE.tmp renamed): written by
@@ -52,6 +56,8 @@ struct board_settings {
     int      debug_param_hash;
     int      elastic;          /* 0; 1: --elastic (every rank of the job) */
     unsigned min_ranks;        /* 1: --min-ranks (elastic: fewer members stop the job) */
+    int      compress;         /* enum tr_codec: TR_CODEC_NONE */
+    uint32_t average_every;    /* 0 */
     struct board_addr table[BOARD_MAX_WORLD];
 };
 

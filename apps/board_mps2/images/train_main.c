@@ -8,6 +8,7 @@
  *         [--seed N] [--allreduce ALGO] [--max-steps N] [--checkpoint-every K]
  *         [--rank R --peers FILE --job-token STR] [--timeout S] [--debug-param-hash]
  *         [--elastic [--min-ranks M]]   (a lost rank survived: port/lwip/README.md)
+ *         [--compress none|bf16|int8|int4] [--average-every K]   (as mnist_ring's)
  *         [--checkpoint FILE]   (the state, as mnist_ring's: --resume goes on)
  *
  * With --elastic a board that starts looks for its job running first (it
@@ -22,6 +23,7 @@
 #include <string.h>
 
 #include "tinyring.h"
+#include "tr_codec.h"
 #include "tr_util.h"
 #include "board.h"
 #include "board_cfg.h"
@@ -70,7 +72,8 @@ static int configure(const struct tr_transport *tp)
 {
     struct tr_train_config c;
     size_t need = 0;
-    int e;
+    char extra[64] = "";
+    int e, n;
     memset(&c, 0, sizeof c);
     tr_model_desc_convnet(&c.model, BOARD_C1, BOARD_C2, 10);
     c.model.plan = BOARD_PLAN;      /* fast, or lean for a small board (board.mk) */
@@ -86,6 +89,8 @@ static int configure(const struct tr_transport *tp)
     c.epochs = s.epochs;
     c.max_steps = s.max_steps;
     c.sync_every = s.checkpoint_every;
+    c.compress = s.compress;            /* in the configuration hash: hello */
+    c.average_every = s.average_every;  /* refuses ranks that differ */
     c.rank = ring.rank;                 /* a board that rejoined: the ring's */
     c.world = ring.world;
     c.tp = tp;
@@ -98,8 +103,9 @@ static int configure(const struct tr_transport *tp)
     c.clock_us = clock_us;
     c.clock_ctx = 0;
     if ((e = tr_train_arena_size(&c, &need)) < 0 || need > sizeof arena) {
-        board_printf("train: batch %u at momentum %f needs %u bytes (%s); this image has %u "
-                     "(built for batch <= %u%s)\n", s.batch, (double)s.momentum,
+        board_printf("train: batch %u at momentum %f, compress %s, average every %u needs %u "
+                     "bytes (%s); this image has %u (built for batch <= %u%s)\n", s.batch,
+                     (double)s.momentum, tr_codec_name(s.compress), (unsigned)s.average_every,
                      (unsigned)need, tr_strerror(e), (unsigned)sizeof arena,
                      (unsigned)BOARD_BATCH_MAX,
                      BOARD_MOMENTUM_ARENA ? "" : ", momentum 0: no room for a momentum twin");
@@ -109,13 +115,18 @@ static int configure(const struct tr_transport *tp)
         board_printf("train: trainer init: %s\n", tr_strerror(e));
         return -1;
     }
+    n = s.compress ? fmt_s(extra, sizeof extra, ", compress %s", tr_codec_name(s.compress)) : 0;
+    if (s.average_every >= 2)
+        fmt_s(extra + n, sizeof extra - (size_t)n, ", parameters averaged every %u steps",
+              (unsigned)s.average_every);
     board_printf("train: convnet %u/%u (%s plan, %s gradient), rank %d/%d, %u train / %u test "
                  "samples, batch %u per rank, %u steps per epoch, lr %f, momentum %f, allreduce "
-                 "%s, arena %u of %u bytes\n", (unsigned)BOARD_C1, (unsigned)BOARD_C2,
+                 "%s%s, arena %u of %u bytes\n", (unsigned)BOARD_C1, (unsigned)BOARD_C2,
                  BOARD_PLAN == TR_PLAN_LEAN ? "lean" : "fast",
                  BOARD_GRADS == TR_TRAIN_GRADS_BUCKET ? "bucket" : "full", s.rank, s.world,
                  (unsigned)train_set.n, (unsigned)test_set.n, s.batch, (unsigned)t.steps,
                  (double)s.lr, (double)s.momentum, board_algo_name(s.algo),
+                 extra,
                  (unsigned)t.arena_used, (unsigned)sizeof arena);
     return 0;
 }
@@ -276,6 +287,12 @@ int main(void)
     argc = board_args(argv);
     if (board_settings(&s, argc, argv, BOARD_BATCH_MAX) < 0)
         return 2;
+    if (tr_codec_lossy(s.compress) && !BOARD_CODECS) {
+        board_printf("train: --compress %s: this image has no room for a codec's error-feedback "
+                     "residual (built with BOARD_CODECS=none for %u bytes of arena); only "
+                     "--compress none\n", tr_codec_name(s.compress), (unsigned)sizeof arena);
+        return 2;
+    }
     if (idx_sh_open(&train_set, s.data, "train") < 0 || idx_sh_open(&test_set, s.data, "t10k") < 0)
         return 2;
     ring.world = 1;

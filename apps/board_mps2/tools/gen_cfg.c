@@ -2,12 +2,15 @@
  * host build/libtinyring.a). Asks core's size query for the board's model
  * variants and writes the header the firmware sizes its static arenas from:
  *
- *   gen_cfg header c1 c2 batch_max segment plan momentum grads [planes] > board_cfg.h
+ *   gen_cfg header c1 c2 batch_max segment plan momentum grads [planes [codecs]] > board_cfg.h
  *   (plan 0 fast or 1 lean: TR_PLAN_*; momentum the SGD momentum the arena
  *   is sized for: 0 holds no momentum twin; grads full or bucket:
  *   TR_TRAIN_GRADS_*; planes batch (the default) or one: the trainer's
- *   one_plane, TR_MODEL_ONE_PLANE)
- *   gen_cfg trainer c1 c2 batch segment plan momentum grads [planes]
+ *   one_plane, TR_MODEL_ONE_PLANE; codecs none (the default: the image
+ *   refuses a lossy --compress) or all: the arena holds the largest of
+ *   every codec of tr_codec.h, with and without --average-every and
+ *   --elastic, at any world up to BOARD_MAX_WORLD)
+ *   gen_cfg trainer c1 c2 batch segment plan momentum grads [planes [codecs]]
  *                       the same query as one line for `make cross`:
  *                       "trainer c1=16 c2=32 plan=lean batch=1
  *                       samples=60000 momentum=0.9 bytes=N grads=bucket"
@@ -24,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "tinyring.h"
+#include "tr_codec.h"
 
 static size_t arena_bytes(unsigned c1, unsigned c2, unsigned batch)
 {
@@ -55,8 +59,11 @@ static int no_samples(void *ctx, int split, const uint32_t *idx, unsigned n, uin
     return 0;
 }
 
+/* settings.h's BOARD_MAX_WORLD: the largest ring a board joins */
+#define GEN_MAX_WORLD 16
+
 struct image_cfg {
-    unsigned c1, c2, batch, seg, plan, grads, one_plane;
+    unsigned c1, c2, batch, seg, plan, grads, one_plane, codecs;
     float momentum;
 };
 
@@ -71,14 +78,17 @@ static int grads_of(const char *s, unsigned *g)
     return 0;
 }
 
-/* c1 c2 batch segment plan momentum grads [planes] from argv[2..9] */
+/* c1 c2 batch segment plan momentum grads [planes [codecs]] from argv[2..10] */
 static int parse(int argc, char **argv, struct image_cfg *ic)
 {
     char *end;
-    if (argc != 9 && argc != 10)
+    if (argc < 9 || argc > 11)
         return -1;
-    ic->one_plane = argc == 10 && !strcmp(argv[9], "one");
-    if (argc == 10 && !ic->one_plane && strcmp(argv[9], "batch"))
+    ic->one_plane = argc >= 10 && !strcmp(argv[9], "one");
+    if (argc >= 10 && !ic->one_plane && strcmp(argv[9], "batch"))
+        return -1;
+    ic->codecs = argc == 11 && !strcmp(argv[10], "all");
+    if (argc == 11 && !ic->codecs && strcmp(argv[10], "none"))
         return -1;
     ic->c1 = arg_u(argv[2]); ic->c2 = arg_u(argv[3]); ic->batch = arg_u(argv[4]);
     ic->seg = arg_u(argv[5]); ic->plan = arg_u(argv[6]);
@@ -94,7 +104,7 @@ static int parse(int argc, char **argv, struct image_cfg *ic)
  * batch the image accepts, in a ring (collective scratch for the segment
  * size); the size query lays it out in measure mode. The same at any
  * number of training samples, or this fails. */
-static size_t trainer_bytes(const struct image_cfg *ic)
+static size_t query(const struct image_cfg *ic, int codec, uint32_t avg, int elastic, int world)
 {
     static const uint32_t samples[3] = { 1u, 60000u, 0xffffffffu };
     struct tr_train_config c;
@@ -108,19 +118,20 @@ static size_t trainer_bytes(const struct image_cfg *ic)
     c.batch = ic->batch;
     c.load = no_samples;
     c.epochs = 1;
-    c.world = 2;              /* a ring: the collectives' scratch counts */
+    c.world = world;          /* a ring: the collectives' scratch counts */
     c.tp = &none;             /* the size query never calls it */
     c.segment_bytes = ic->seg;
     c.momentum = ic->momentum;
     c.grad_mode = (int)ic->grads;
     c.one_plane = (int)ic->one_plane;
+    c.algo = TR_ALGO_RING;
+    c.compress = codec;
+    c.average_every = avg;
+    c.elastic = elastic;
     for (i = 0; i < 3; i++) {
         c.n_train = samples[i];
-        if (tr_train_arena_size(&c, &bytes[i]) < 0) {
-            fprintf(stderr, "gen_cfg: size query failed for %u/%u batch %u, %u samples\n",
-                    ic->c1, ic->c2, ic->batch, (unsigned)samples[i]);
-            exit(1);
-        }
+        if (tr_train_arena_size(&c, &bytes[i]) < 0)
+            return 0;         /* a combination core refuses: the image does too */
     }
     if (bytes[0] != bytes[1] || bytes[1] != bytes[2]) {
         fprintf(stderr, "gen_cfg: the trainer's arena grows with the training set (%lu, %lu, "
@@ -131,13 +142,39 @@ static size_t trainer_bytes(const struct image_cfg *ic)
     return bytes[0];
 }
 
+/* Without codecs: the plain ring (--average-every needs nothing more). With
+ * them: the largest of every codec, with periodic averaging (the anchor) or
+ * elastic (the residual's copy), the wire image at the largest world. */
+static size_t trainer_bytes(const struct image_cfg *ic)
+{
+    size_t b = query(ic, TR_CODEC_NONE, 0, 0, 2), q;
+    int k;
+    if (!b) {
+        fprintf(stderr, "gen_cfg: size query failed for %u/%u batch %u\n", ic->c1, ic->c2,
+                ic->batch);
+        exit(1);
+    }
+    for (k = 1; ic->codecs && k < TR_CODEC_COUNT; k++) {
+        if ((q = query(ic, k, 0, 0, GEN_MAX_WORLD)) == 0) {
+            fprintf(stderr, "gen_cfg: size query failed for %s\n", tr_codec_name(k));
+            exit(1);
+        }
+        b = q > b ? q : b;
+        q = query(ic, k, 2, 0, GEN_MAX_WORLD);   /* 0: refused with this gradient mode */
+        b = q > b ? q : b;
+        q = query(ic, k, 0, 1, GEN_MAX_WORLD);
+        b = q > b ? q : b;
+    }
+    return b;
+}
+
 static int header(int argc, char **argv)
 {
     struct image_cfg ic;
     size_t bytes;
     if (parse(argc, argv, &ic) < 0) {
         fprintf(stderr, "usage: gen_cfg header c1 c2 batch_max segment plan momentum "
-                "full|bucket [batch|one]\n");
+                "full|bucket [batch|one [none|all]]\n");
         return 2;
     }
     bytes = trainer_bytes(&ic);
@@ -147,8 +184,9 @@ static int header(int argc, char **argv)
            "#define BOARD_SEGMENT %uu\n#define BOARD_PLAN %uu\n#define BOARD_GRADS %uu\n"
            "#define BOARD_MOMENTUM_ARENA %d   /* 0: no momentum twin */\n"
            "#define BOARD_ONE_PLANE %u\n"
+           "#define BOARD_CODECS %u   /* 0: no room for a lossy codec's residual */\n"
            "#define BOARD_ARENA_BYTES %luu\n", ic.c1, ic.c2, ic.batch, ic.seg, ic.plan,
-           ic.grads, ic.momentum != 0.0f, ic.one_plane, (unsigned long)bytes);
+           ic.grads, ic.momentum != 0.0f, ic.one_plane, ic.codecs, (unsigned long)bytes);
     printf("#endif\n");
     return 0;
 }
@@ -158,14 +196,14 @@ static int trainer(int argc, char **argv)
     struct image_cfg ic;
     if (parse(argc, argv, &ic) < 0) {
         fprintf(stderr, "usage: gen_cfg trainer c1 c2 batch segment plan momentum "
-                "full|bucket [batch|one]\n");
+                "full|bucket [batch|one [none|all]]\n");
         return 2;
     }
     printf("trainer c1=%u c2=%u plan=%s batch=%u samples=60000 momentum=%g bytes=%lu "
-           "grads=%s%s\n", ic.c1, ic.c2, ic.plan == TR_PLAN_LEAN ? "lean" : "fast", ic.batch,
+           "grads=%s%s%s\n", ic.c1, ic.c2, ic.plan == TR_PLAN_LEAN ? "lean" : "fast", ic.batch,
            (double)ic.momentum, (unsigned long)trainer_bytes(&ic),
            ic.grads == TR_TRAIN_GRADS_BUCKET ? "bucket" : "full",
-           ic.one_plane ? " planes=one" : "");
+           ic.one_plane ? " planes=one" : "", ic.codecs ? " codecs=all" : "");
     return 0;
 }
 
