@@ -39,6 +39,7 @@ include test/packaging/packaging.mk
 include test/fuzz/fuzz.mk
 include test/net/net.mk
 include test/bench/net/net.mk
+include test/bench/acc/acc.mk
 include test/chaos/chaos.mk
 include port/dist/dist.mk
 
