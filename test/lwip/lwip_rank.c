@@ -182,7 +182,7 @@ static int check_pools(const char *suite)
 
 int main(int argc, char **argv)
 {
-    struct ring_job j = { 0, 0, 0, "coll", "lwip", "lwip", 10000, 0, 3, 1 << 20, 0, -1, NULL };
+    struct ring_job j = { 0, 0, 0, "coll", "lwip", "lwip", 10000, 0, 3, 1 << 20, 0, -1, NULL, 0 };
     const char *tapname = NULL, *ip = NULL, *mask = "255.255.255.0";
     struct tr_lwip_config lc;
     struct tr_transport tp;

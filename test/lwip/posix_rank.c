@@ -135,7 +135,7 @@ static int run_elastic_table(struct ring_job *j, const char *tabs, int again)
 
 int main(int argc, char **argv)
 {
-    struct ring_job j = { 0, 0, 0, "coll", "posix", "posix", 10000, 0, 3, 1 << 20, 0, -1, NULL };
+    struct ring_job j = { 0, 0, 0, "coll", "posix", "posix", 10000, 0, 3, 1 << 20, 0, -1, NULL, 0 };
     static struct tr_posix px;
     struct tr_posix_config pc;
     struct tr_transport tp;

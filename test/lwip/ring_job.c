@@ -10,6 +10,7 @@
 #include "tinyring.h"
 #include "../harness.h"
 #include "ring_job.h"
+#include "tr_codec.h"
 #include "tr_util.h"
 
 #define GRAD_FLOATS 29034u               /* seed ConvNet: 116136 bytes */
@@ -506,6 +507,7 @@ static int run_elastic(const struct ring_job *j, const struct tr_transport *tp)
     c.timeout_ms = j->timeout_ms;
     c.segment_bytes = j->segment;
     c.elastic = 1;
+    c.compress = j->compress;
     rc = tr_train_arena_size(&c, &need);
     TH_CHECK(rc == 0 && need <= sizeof arena, "arena %zu bytes: %s", need, tr_strerror(rc));
     if (rc < 0 || need > sizeof arena)
@@ -514,6 +516,9 @@ static int run_elastic(const struct ring_job *j, const struct tr_transport *tp)
     TH_CHECK(rc == 0, "tr_train_init: %s", tr_strerror(rc));
     if (rc < 0)
         return 1;
+    if (c.compress)
+        printf("%s rank %d: compress %s, arena %zu bytes\n", j->label, j->rank,
+               tr_codec_name(c.compress), need);
     tr_train_begin(&t, NULL, 0);
     if (j->el->joiner) {           /* started again: the state comes from the ring */
         rc = tr_train_reform(&t, j->el->rank, j->el->world, j->el->world > 1 ? tp : NULL,
@@ -617,7 +622,15 @@ int ring_job_arg(struct ring_job *j, int argc, char **argv, int *i)
     else if (!strcmp(a, "--bytes")) j->bytes = strtol(v, NULL, 0);
     else if (!strcmp(a, "--samples")) j->samples = (uint32_t)strtoul(v, NULL, 0);
     else if (!strcmp(a, "--die-at")) j->die_at = strtoll(v, NULL, 0);
-    else return 0;
+    else if (!strcmp(a, "--compress")) {
+        for (j->compress = 0; j->compress < TR_CODEC_COUNT && strcmp(v, tr_codec_name(j->compress));
+             j->compress++)
+            ;
+        if (j->compress == TR_CODEC_COUNT) {
+            fprintf(stderr, "--compress %s: want none, bf16, int8 or int4\n", v);
+            exit(2);
+        }
+    } else return 0;
     *i += 1;
     return 1;
 }

@@ -15,9 +15,10 @@
  *   bench   allreduce busbw for the gradient size and 1 MiB
  *   loop    allreduce until failure or `iters` rounds; prints the fault
  *   elastic core's trainer (cfg.elastic) on synthetic samples, `iters`
- *           epochs of `samples` samples; after TR_TRAIN_LOST / CHANGE the
- *           program's membership round (ring_job.el) and tr_train_reform;
- *           prints "step", "view" and at the end "params <hash>" lines
+ *           epochs of `samples` samples, gradients over --compress's codec;
+ *           after TR_TRAIN_LOST / CHANGE the program's membership round
+ *           (ring_job.el) and tr_train_reform; prints "step", "view" and at
+ *           the end "params <hash>" lines
  */
 #ifndef TR_RING_JOB_H
 #define TR_RING_JOB_H
@@ -39,6 +40,8 @@ struct ring_job {
     long long   die_at;      /* elastic: SIGKILL itself at this position (a
                               * replay of a kill); -1 = never */
     const struct ring_elastic *el;   /* elastic: the membership round */
+    int         compress;    /* elastic: enum tr_codec of the gradients (--compress
+                              * none|bf16|int8|int4; 0 = none) */
 };
 
 /* The program's membership round for the elastic mode: after a lost ring,
@@ -67,7 +70,7 @@ void ring_elastic_joined(struct ring_elastic *ops, const char *who, unsigned me,
 int ring_job_run(const struct ring_job *j, const struct tr_transport *tp);
 
 /* Common argv parsing for both programs: consumes --rank --world --token
- * --mode --suite --timeout --segment --iters --bytes --samples --die-at; returns 1 if argv[*i]
+ * --mode --suite --timeout --segment --iters --bytes --samples --die-at --compress; returns 1 if argv[*i]
  * was one of them (and advances *i), 0 if not. */
 int ring_job_arg(struct ring_job *j, int argc, char **argv, int *i);
 

@@ -156,5 +156,37 @@ check "killmix: the lwIP neighbours report the closed link" \
 . "$here/elastic.sh"
 elastic_cases
 
+# 6. compressed gradients (--compress): core's trainer (ring_job's elastic
+#    mode, nobody killed) on a mixed ring P L P L and an all-POSIX ring
+#    P P P P under int8 and int4: per codec all eight ranks end with equal
+#    parameters and BN statistics, and the codecs train bits of their own;
+#    then case 1 under int8 (POSIX rank 2 killed: the survivors, lwIP ranks
+#    among them, resync the residual and end equal)
+cz_ring() {  # NAME KINDS: every rank to the end; prints nothing itself
+  local r
+  el_start "$1" "$2" 5000 -1
+  for r in "${!EL_PID[@]}"; do wait "${EL_PID[r]}"; done
+}
+EL_SAVE=("${EL_ARGS[@]}")
+cz_hashes=()
+for codec in int8 int4; do
+  EL_ARGS=(--iters 1 --samples 256 --compress "$codec")
+  cz_ring "cz$codec-mix" PLPL
+  cz_ring "cz$codec-posix" PPPP
+  h=$(cat "$LOG/cz$codec-mix".?.out "$LOG/cz$codec-posix".?.out 2>/dev/null | sed -n 's/^params //p' | sort | uniq -c)
+  echo "compress $codec: $h"
+  check "compress $codec: 8 ranks (P L P L and P P P P) end with one hash" \
+    sh -c '[ "$(echo "$1" | awk "{s += \$1} END {print s + 0}")" -eq 8 ] && [ "$(echo "$1" | grep -c .)" -eq 1 ]' _ "$h"
+  check "compress $codec: the lwIP ranks ran the codec" \
+    grep -q "lwip rank 1: compress $codec, arena" "$LOG/cz$codec-mix.1.out"
+  cz_hashes+=("$(echo "$h" | awk '{print $2}')")
+done
+check "int8 and int4 train different bits" \
+  sh -c '[ -n "$1" ] && [ -n "$2" ] && [ "$1" != "$2" ]' _ "${cz_hashes[@]}"
+EL_ARGS=(--iters 2 --samples 1536 --compress int8)
+el_start czelastic PLPL 5000 2
+el_killed czelastic PLPL 2
+EL_ARGS=("${EL_SAVE[@]}")
+
 echo "lwip: done in $SECONDS s"
 report "$SUITE"
