@@ -4,11 +4,19 @@
  * the rate of independent single-precision multiplies and adds, interleaved,
  * at the vector width the build uses: the same width tr_kernel_gemm.c picks
  * (16 lanes with AVX-512, 8 with AVX, 4 with SSE2 or NEON, else 1). The probe
- * runs NCH independent multiply chains and NCH independent add chains (more
- * than latency x throughput, so no chain waits for itself), each op counted
- * as one FLOP per lane, and keeps the best of several repetitions. The same
- * loop with fused multiply-adds (2 FLOPs per lane) is printed beside it for
- * information where the build has FMA.
+ * runs two loops, each op counted as one FLOP per lane, keeps the best of
+ * several repetitions of each, and takes the higher of the two:
+ *   - chains: NCH independent multiply chains and NCH independent add chains
+ *     (more than latency x throughput, so no chain waits for itself);
+ *   - products: NPR multiplies that depend on no earlier multiply, beside
+ *     NPR add chains: the GEMM's own pattern (a product of two loaded
+ *     values, added to an accumulator). With AVX's 16 registers the chains
+ *     loop cannot hold enough multiply chains to cover their latency
+ *     (7 + 7 read 84-86 GFLOP/s on Zen 5, where 8 products and 8 add
+ *     chains read 104-106 and the 32-register build's 256-bit chains 98-100):
+ *     it read low, and the AVX2 build's fraction of it read high.
+ * The same chains with fused multiply-adds (2 FLOPs per lane) are printed
+ * beside it for information where the build has FMA.
  *
  * It also prints the seed ConvNet's FLOPs per training sample as bench-core
  * counts them (2 per multiply-accumulate of the convolutions and the linear
@@ -101,6 +109,46 @@ static double mul_add(long iters, float *sink)
     return t0;
 }
 
+/* NPR add chains, and per round NPR multiplies of a value the compiler
+ * must take as new each time (HIDE) by m: no multiply waits for another,
+ * as in a GEMM's k step; the products are kept (SINK) so none is dropped */
+#if NCH == 12
+#define NPR 12
+#define EACHP(E) EACH(E)
+#else
+#define NPR 8
+#define EACHP(E) EACH6(E) E(6) E(7)
+#endif
+#define SINK(v) __asm__ volatile("" : : "v"(v))
+#if PW == 1 || defined(__ARM_NEON)
+#undef SINK
+#define SINK(v) __asm__ volatile("" : : "w"(v))
+#endif
+static double products(long iters, float *sink)
+{
+    pv m = {0}, c = {0}, u = {0};
+    double t0;
+    long r;
+#define PDECL(i) pv y##i = m + (float)(i + 2);
+#define PSTEP(i) { pv t_; HIDE(u); t_ = u * m; SINK(t_); } y##i = y##i + c;
+#define PKEEP(i) HIDE(y##i);
+#define PSUM(i) *sink += y##i[0];
+    EACHP(PDECL)
+    m += 1.0f;
+    u += 1.5f;
+    HIDE(m);
+    HIDE(c);
+    t0 = bench_now();
+    for (r = 0; r < iters; r++) {
+        EACHP(PSTEP)
+        EACHP(PKEEP)
+    }
+    t0 = bench_now() - t0;
+    EACHP(PSUM)
+    *sink += u[0];
+    return t0;
+}
+
 #if defined(__AVX512F__) || defined(__FMA__)
 #define HAVE_FMA 1
 static pv fma_v(pv a, pv b, pv c)
@@ -190,10 +238,14 @@ int main(int argc, char **argv)
 {
     double ms = argc > 1 ? atof(argv[1]) : 20;
     float sink = 0;
-    double peak = best_rate(mul_add, 2.0 * NCH * PW, ms, &sink);
+    const double chains = best_rate(mul_add, 2.0 * NCH * PW, ms, &sink);
+    const double prods = best_rate(products, 2.0 * NPR * PW, ms, &sink);
+    const double peak = chains > prods ? chains : prods;
 
-    printf("peak probe: %s, %d multiply + %d add chains: %.1f GFLOP/s "
-           "(separate multiplies and adds, 1 FLOP each)\n", PNAME, NCH, NCH, peak);
+    printf("peak probe: %s, the higher of %d multiply + %d add chains (%.1f) and %d "
+           "products + %d add chains (%.1f): %.1f GFLOP/s "
+           "(separate multiplies and adds, 1 FLOP each)\n", PNAME, NCH, NCH, chains, NPR, NPR,
+           prods, peak);
     printf("peak_gflops %.2f\n", peak);
 #ifdef HAVE_FMA
     {
