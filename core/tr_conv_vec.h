@@ -89,9 +89,9 @@ static void shifted_planes(float *restrict z, const float *restrict x, size_t ic
 #define TR_DX_R 8
 #define TR_DX_V 3
 #elif defined(__AVX__)
-#define TR_DX_VW 8       /* 16 registers */
-#define TR_DX_R 4
-#define TR_DX_V 2
+#define TR_DX_VW 8       /* 16 registers: 12 sums t, 2 of dy, a weight and a */
+#define TR_DX_R 6        /* product (4 x 3 leaves no room for the product and */
+#define TR_DX_V 2        /* GCC reads dy from the stack) */
 #else
 #define TR_DX_VW 4
 #define TR_DX_R 4
@@ -161,10 +161,13 @@ static void dx_masks(int32_t *restrict mk, const struct tr_layer *l)
             }
 }
 
-/* the input channels of the block from ic0: TR_DX_R, or the rest */
+/* the input channels of the block from ic0: at most TR_DX_R, the blocks
+ * as even as the channel count allows (16 in blocks of 6: 6, 5, 5), so
+ * each is a tile of R or R - 1 rows */
 static size_t dx_block(const struct tr_layer *l, size_t ic0)
 {
-    return l->in_c - ic0 < TR_DX_R ? l->in_c - ic0 : TR_DX_R;
+    const size_t left = l->in_c - ic0;
+    return left / ((left + TR_DX_R - 1) / TR_DX_R);
 }
 
 /* wk from w (OC, IC, K, K): per block of input channels (dx_block), its
@@ -175,7 +178,7 @@ static void dx_weights(float *restrict wk, const float *restrict w, const struct
     const size_t KK = (size_t)l->d.kernel * l->d.kernel, OC = l->out_c, IC = l->in_c;
     size_t ic0, t, oc, i;
 
-    for (ic0 = 0; ic0 < IC; ic0 += TR_DX_R) {
+    for (ic0 = 0; ic0 < IC; ic0 += dx_block(l, ic0)) {
         const size_t rb = dx_block(l, ic0);
         float *wb = wk + ic0 * KK * OC;
         for (t = 0; t < KK; t++)
@@ -263,6 +266,8 @@ static void dx_tile_rv(float *sums, const float *wb, size_t rs, const float *dyp
     }
     TR_DX_CASE(TR_DX_R, TR_DX_V)
     TR_DX_CASE(TR_DX_R, TR_DX_V - 1)
+    TR_DX_CASE(TR_DX_R - 1, TR_DX_V)
+    TR_DX_CASE(TR_DX_R - 1, TR_DX_V - 1)
     TR_DX_CASE(1, TR_DX_V)
     TR_DX_CASE(1, TR_DX_V - 1)
 #undef TR_DX_CASE
@@ -286,7 +291,7 @@ static void dx_direct(float *dx, size_t ns, float *sums, const float *wk, const 
     const size_t nv = pc / TR_DX_VW, tiles = (nv + TR_DX_V - 1) / TR_DX_V;
     size_t ic0, ic, t, v0;
 
-    for (ic0 = 0; ic0 < IC; ic0 += TR_DX_R) {
+    for (ic0 = 0; ic0 < IC; ic0 += dx_block(l, ic0)) {
         const size_t rb = dx_block(l, ic0);
         for (t = 0, v0 = 0; t < tiles; t++) {
             const size_t v = (nv - v0) / (tiles - t);
