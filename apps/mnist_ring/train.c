@@ -57,6 +57,7 @@ struct mr_rank {
      * epoch ended first */
     double warm_samples;
     uint64_t warm_comm_us;
+    uint64_t comm_trained;     /* comm_us at the last step's report (t_trained) */
     int warm_done;
     double last_acc;
 };
@@ -374,6 +375,7 @@ static void on_step(struct mr_rank *r, const struct tr_train_report *rep)
     uint64_t left;
 
     r->t_trained = now;
+    r->comm_trained = r->t.comm_us;
     if (a->debug_param_hash)
         print_hash(r, rep->global_step, rep->loss);
     if (a->warmup_steps && !r->warm_done && k == r->k0 + a->warmup_steps) {
@@ -417,8 +419,11 @@ static int on_epoch(struct mr_rank *r, const struct tr_train_report *rep)
     es.train_loss = rep->train_loss;
     es.train_acc = rep->train_acc;
     es.samples_per_s = es.seconds > 0 ? (rep->train_samples - r->warm_samples) / es.seconds : 0;
+    /* over the same window as seconds: up to the last step's report, not
+     * the epoch end's averages after it (with --average-every at 1 Mbit/s,
+     * those alone took longer than the steps timed) */
     es.comm_share =
-        es.seconds > 0 ? (double)(rep->comm_us - r->warm_comm_us) / 1e6 / es.seconds : 0;
+        es.seconds > 0 ? (double)(r->comm_trained - r->warm_comm_us) / 1e6 / es.seconds : 0;
     r->warm_samples = 0;        /* the next epochs count whole */
     r->warm_comm_us = 0;
     r->warm_done = 1;

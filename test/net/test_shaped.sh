@@ -3,8 +3,10 @@
 # over a tbf-shaped veth link (test/testnet.sh), a few steps under
 # every setting mnist_ring --help offers (each --compress value; one
 # --average-every K): both ranks finish, print the same parameter hash after
-# every step (--average-every: after its last, averaged) and at the end, and
-# their bytes went through the shaped links.
+# every step (--average-every: after its last, averaged) and at the end,
+# their bytes went through the shaped links, and the comm share rank 0
+# reports is a share (0-100%: it counts over the timed steps only, not the
+# averages at the end).
 # Generated data (gen_idx). Needs root and iproute2. Namespaces trnt-<pid>-*,
 # removed on exit, failure or not.
 # Usage: test_shaped.sh BUILD_DIR
@@ -78,6 +80,9 @@ for flags in "${settings[@]}"; do
   else
     check "$name: steps 1-$STEPS, same parameter hash on both ranks after each" hashes_agree "$T/$port.all" 1
   fi
+  comm=$(awk '$1 == "epoch" { for (i = 1; i < NF; i++) if ($i == "comm") print $(i + 1) }' "$T/$port.0.out" | tr -d %)
+  check "$name: rank 0's comm share is 0-100% (got ${comm:-none})" \
+    awk -v c="$comm" 'BEGIN { exit !(c != "" && c + 0 >= 0 && c + 0 <= 100) }'
   check "$name: same final parameters and buffers on both ranks" sh -c \
     "[ \$(awk '\$1 == \"final-hash\" { print \$5, \$7 }' '$T/$port.all' | sort -u | wc -l) -eq 1 ] &&
      [ \$(grep -c '^final-hash' '$T/$port.all') -eq 2 ]"
