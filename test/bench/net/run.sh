@@ -5,7 +5,7 @@
 # rank's link. Links: unshaped, 1 Gbit/s, 100 Mbit/s, 10 Mbit/s, 1 Mbit/s;
 # N=2 and N=4. On each: every tinyring setting mnist_ring --help offers (each
 # --compress value, each --average-every value with --compress none; read at
-# run time), and PyTorch DDP over gloo (test/bench/net/torch_net.py, one process
+# run time) and int8 with --average-every 4 (bench-acc's list), and PyTorch DDP over gloo (test/bench/net/torch_net.py, one process
 # per rank in its namespace, GLOO_SOCKET_IFNAME=eth0) with its default
 # allreduce, fp16_compress_hook and powerSGD_hook (rank 2), in the same
 # minutes (tinyring's settings, then the peer's three hooks, per link and N).
@@ -93,6 +93,9 @@ settings() {
     k=$(grep -- '--average-every' <<<"$help" | sed 's/--average-every//' | grep -oE '\b[0-9]+\b' | awk '$1 > 1' | sort -nu | tr '\n' ' ')
     for ks in ${k:-4 16}; do echo "average-every $ks|--average-every $ks"; done
     ks=${k:-4 16}
+    # and one codec with averaging, as bench-acc trains it
+    [ "${BENCH_NET_CROSS:-0}" = 1 ] || ! grep -qw int8 <<<"$cs" ||
+      echo "compress int8 average-every 4|--compress int8 --average-every 4"
   fi
   # BENCH_NET_CROSS=1: every codec with every K too
   if [ "${BENCH_NET_CROSS:-0}" = 1 ]; then
