@@ -24,12 +24,17 @@ BOARD_AR    ?= arm-none-eabi-ar
 BOARD_SIZE  ?= arm-none-eabi-size
 BOARD_NM    ?= arm-none-eabi-nm
 BOARD_QEMU  ?= qemu-system-arm
+# the target: the Cortex-M4F of mps2-an386, or (board-m55-image) the
+# Cortex-M55 of mps3-an547 (BOARD_TARGET_DEFS=-DBOARD_MPS3_AN547: its
+# clock, LAN9118 address and interrupt; test/core/cross.mk's m55 flags)
+BOARD_ARCH ?= $(M4F_ARCH)
+BOARD_TARGET_DEFS ?=
 # core for the board: core's microcontroller flags (core/core.mk) for the
-# Cortex-M4F
-BOARD_CORE_CFLAGS := $(CORE_MCU_CFLAGS) $(M4F_ARCH)
+# target
+BOARD_CORE_CFLAGS := $(CORE_MCU_CFLAGS) $(BOARD_ARCH)
 # board support and images: gnu99, same float rules as core
 BOARD_CFLAGS := -std=gnu99 -Wall -Wextra -Werror -O2 -g -ffp-contract=off \
-                -ffreestanding $(M4F_ARCH) -ffunction-sections -fdata-sections \
+                -ffreestanding $(BOARD_ARCH) $(BOARD_TARGET_DEFS) -ffunction-sections -fdata-sections \
                 -Icore/include -Icore -I$(BOARD_DIR)/bsp -I$(BOARD_DIR)/net -I$(BOARD_DIR)/images -I$(BOARD_OUT)
 # the linker script: QEMU's 4 MiB of SSRAM2/3 (and 16 MiB PSRAM), or the
 # capped RAM of mps2_cap.ld (BOARD_RAM and BOARD_STACK, in ld's units:
@@ -39,7 +44,7 @@ BOARD_RAM   ?=
 BOARD_STACK ?= 0x8000
 BOARD_CAP_LDFLAGS = -Wl,--defsym=BOARD_RAM_BYTES=$(BOARD_RAM) \
                     -Wl,--defsym=BOARD_STACK_BYTES=$(BOARD_STACK)
-BOARD_LDFLAGS := $(M4F_ARCH) -nostartfiles --specs=nano.specs -T $(BOARD_LD) \
+BOARD_LDFLAGS := $(BOARD_ARCH) -nostartfiles --specs=nano.specs -T $(BOARD_LD) \
                  -Wl,--gc-sections -Wl,--no-warn-rwx-segments $(if $(BOARD_RAM),$(BOARD_CAP_LDFLAGS))
 BOARD_LIBS  := -lc -lgcc
 
@@ -68,6 +73,9 @@ BOARD_BSP_SRCS := startup.c semihost.c clock.c console.c fmt.c args.c
 BOARD_BSP_OBJS := $(BOARD_BSP_SRCS:%.c=$(BOARD_OUT)/bsp/%.o)
 BOARD_CORE_OBJS := $(CORE_SRCS:core/%.c=$(BOARD_OUT)/core/%.o)
 BOARD_CORE_LIB := $(BOARD_OUT)/libtinyring_m4.a
+# the core library the images link: this one, or one built elsewhere with
+# the same flags (board-m55-image: test-cross's)
+BOARD_LINK_CORE ?= $(BOARD_CORE_LIB)
 
 $(BOARD_OUT)/core/%.o: core/%.c $(CORE_HDRS)
 	@mkdir -p $(dir $@)
@@ -124,9 +132,9 @@ BOARD_TRAIN_OBJS := $(BOARD_OUT)/images/train_main.o $(BOARD_OUT)/images/setting
 $(BOARD_OUT)/images/train_main.o: $(BOARD_OUT)/board_cfg.h
 
 $(BOARD_OUT)/train.elf: $(BOARD_TRAIN_OBJS) $(BOARD_OUT)/net/net_none.o $(BOARD_BSP_OBJS) \
-                        $(BOARD_CORE_LIB) $(BOARD_LD)
+                        $(BOARD_LINK_CORE) $(BOARD_LD)
 	$(BOARD_CC) $(BOARD_LDFLAGS) -Wl,-Map,$(basename $@).map -o $@ $(filter %.o,$^) \
-	  $(BOARD_CORE_LIB) $(BOARD_LIBS)
+	  $(BOARD_LINK_CORE) $(BOARD_LIBS)
 
 # lwIP and the tr_lwip port for the board, from port/lwip/lwip.mk's lists
 # (lwIP built as its authors intend, warnings theirs; the port held to -Werror)
@@ -139,7 +147,7 @@ BOARD_TR_LWIP_LIB := $(BOARD_OUT)/libtr_lwip_m4.a
 # of 8 MSS let the host burst more frames than the FIFO holds, the model
 # dropped them and TCP stalled on retransmission timeouts. 4 MSS fits.
 BOARD_LWIP_DEFS ?= -DTCP_WND='(4*TCP_MSS)'
-BOARD_LWIP_CFLAGS := -std=gnu99 -O2 -g -w $(M4F_ARCH) -ffunction-sections -fdata-sections \
+BOARD_LWIP_CFLAGS := -std=gnu99 -O2 -g -w $(BOARD_ARCH) -ffunction-sections -fdata-sections \
                      -ffreestanding $(LWIP_INCLUDES) $(BOARD_LWIP_DEFS)
 
 $(BOARD_OUT)/lwip/%.o: $(LWIP_DIR)/src/%.c $(TR_LWIP_HDRS) $(BOARD_DIR)/board.mk | $(LWIP_STAMP)
@@ -149,7 +157,7 @@ $(BOARD_OUT)/lwip/%.o: $(LWIP_DIR)/src/%.c $(TR_LWIP_HDRS) $(BOARD_DIR)/board.mk
 $(BOARD_OUT)/lwip_port/%.o: $(LWIP_PORT_DIR)/%.c $(TR_LWIP_HDRS) $(CORE_HDRS) $(BOARD_DIR)/board.mk \
                              | $(LWIP_STAMP)
 	@mkdir -p $(dir $@)
-	$(BOARD_CC) $(TR_LWIP_CFLAGS) $(BOARD_LWIP_DEFS) $(M4F_ARCH) -ffunction-sections \
+	$(BOARD_CC) $(TR_LWIP_CFLAGS) $(BOARD_LWIP_DEFS) $(BOARD_ARCH) -ffunction-sections \
 	  -fdata-sections -c $< -o $@
 
 $(BOARD_LWIP_LIB): $(BOARD_LWIP_OBJS)
@@ -166,10 +174,10 @@ $(BOARD_OUT)/net/%.o: $(BOARD_DIR)/net/%.c $(BOARD_HDRS) $(TR_LWIP_HDRS) $(BOARD
 
 $(BOARD_OUT)/ring.elf: $(BOARD_TRAIN_OBJS) $(BOARD_OUT)/net/net_lwip.o \
                        $(BOARD_OUT)/net/lan9118_netif.o $(BOARD_OUT)/bsp/lan9118.o \
-                       $(BOARD_BSP_OBJS) $(BOARD_TR_LWIP_LIB) $(BOARD_LWIP_LIB) $(BOARD_CORE_LIB) \
+                       $(BOARD_BSP_OBJS) $(BOARD_TR_LWIP_LIB) $(BOARD_LWIP_LIB) $(BOARD_LINK_CORE) \
                        $(BOARD_LD)
 	$(BOARD_CC) $(BOARD_LDFLAGS) -Wl,-Map,$(basename $@).map -o $@ $(filter %.o,$^) \
-	  $(BOARD_TR_LWIP_LIB) $(BOARD_LWIP_LIB) $(BOARD_CORE_LIB) $(BOARD_LIBS)
+	  $(BOARD_TR_LWIP_LIB) $(BOARD_LWIP_LIB) $(BOARD_LINK_CORE) $(BOARD_LIBS)
 
 BOARD_IMAGES := $(BOARD_OUT)/hello.elf $(BOARD_OUT)/nettest.elf $(BOARD_OUT)/train.elf \
                 $(BOARD_OUT)/ring.elf
@@ -247,10 +255,20 @@ board-ring-%k: board-%k-image
 	  '$$1 ~ /^\.(data|bss|stack|psram)$$/ { print "  " $$1, $$2; t += $$2 } \
 	  END { printf "  RAM used %d of %d bytes (%d KiB), %d left\n", t, cap, cap / 1024, cap - t }'
 
-.PHONY: test-board cross-board board-images board-cycles board-profile board-ring-small
+# ring.elf for the Cortex-M55 of QEMU's mps3-an547 (the same sources; code
+# in the ITCM, data in the DTCM, the arena in the 4 MiB SRAM:
+# ld/mps3_an547.ld), in $(BUILD)/board-m55: a board of another target in
+# the compressed mixed rings (test/board/compress.sh)
+board-m55-image:
+	@$(MAKE) --no-print-directory -s BOARD_OUT=$(BUILD)/board-m55 \
+	  "BOARD_ARCH=$(m55_ARCH) -fpermitted-flt-eval-methods=c11" \
+	  BOARD_TARGET_DEFS=-DBOARD_MPS3_AN547 BOARD_LD=$(BOARD_DIR)/ld/mps3_an547.ld \
+	  BOARD_LINK_CORE=$(CROSS_DIR)/m55/libtinyring.a $(BUILD)/board-m55/ring.elf
+
+.PHONY: test-board cross-board board-m55-image board-images board-cycles board-profile board-ring-small
 board-images: $(BOARD_IMAGES)
 
-test-board: $(BOARD_IMAGES) $(BOARD_HOST_TOOLS) board-384k-image board-256k-image
+test-board: $(BOARD_IMAGES) $(BOARD_HOST_TOOLS) board-384k-image board-256k-image board-m55-image
 	@st=0; BUILD=$(BUILD) BOARD_OUT=$(BOARD_OUT) BOARD_QEMU=$(BOARD_QEMU) \
 	  bash test/board/test_board.sh || st=1; \
 	BUILD=$(BUILD) MAKE="$(MAKE)" bash test/board/test_profile.sh || st=1; \

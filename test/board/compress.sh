@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# tinyring test/board: compressed rings of boards and hosts. The mixed ring
-# of mixed.sh (test/board/lan.sh: rank 0 board 198.18.0.10, rank 1 host
-# 198.18.0.1, rank 2 board 198.18.0.11, rank 3 host 198.18.0.2; every link
-# joins a board and a host, lwIP on one end, Linux TCP on the other) trains
+# tinyring test/board: compressed rings of boards of two targets and hosts.
+# The mixed ring of mixed.sh (test/board/lan.sh: rank 0 board 198.18.0.10,
+# a Cortex-M4F on mps2-an386; rank 1 host 198.18.0.1; rank 2 board
+# 198.18.0.11, a Cortex-M55 on mps3-an547 (board.mk, board-m55-image); rank
+# 3 host 198.18.0.2; every link joins a board and a host, lwIP on one end,
+# Linux TCP on the other) trains
 # under --compress int8 (with --checkpoint-every 2), int4, and bf16 with
 # --average-every 2 (the anchor path: the parameters' change goes over the
 # compressed ring). Checked for each: every rank's parameter hash after every
@@ -35,7 +37,8 @@ ring() {
   t0=$(date +%s)
   board 0 tap0 52:54:00:18:00:10 "$tag" --job-token "cz-$tag" "$@" $(ck 0) & pids+=($!)
   host 1 "$tag" --job-token "cz-$tag" "$@" $(ck 1) & pids+=($!)
-  board 2 tap1 52:54:00:18:00:11 "$tag" --job-token "cz-$tag" "$@" $(ck 2) & pids+=($!)
+  BOARD_TARGET=m55 board 2 tap1 52:54:00:18:00:11 "$tag" --job-token "cz-$tag" "$@" $(ck 2) &
+  pids+=($!)
   host 3 "$tag" --job-token "cz-$tag" "$@" $(ck 3) & pids+=($!)
   wait
   t1=$(date +%s)
@@ -65,8 +68,11 @@ CKPT=1 ring int8 "${base[@]}" --compress int8 --checkpoint-every 2
 ring int4 "${base[@]}" --compress int4
 # --- 3. bf16 with periodic averaging every 2 steps
 ring bf16-avg2 "${base[@]}" --compress bf16 --average-every 2
+check "board rank 0 ran on a Cortex-M4, board rank 2 on a Cortex-M55" \
+  sh -c 'grep -q "^train: cpu Cortex-M4\$" "$1" && grep -q "^train: cpu Cortex-M55\$" "$2"' \
+  _ "$work/int8-rank0.log" "$work/int8-rank2.log"
 check "the boards said which codec they run (compress int8, int4, bf16)" \
-  sh -c 'grep -q "compress int8," "$1" && grep -q "compress int4," "$2" && grep -q "compress bf16, parameters averaged every 2 steps," "$3"' \
+  sh -c 'grep -q "compress int8," "$1" && grep -q "compress int4," "$2" && grep -q "compress bf16, params averaged every 2 steps," "$3"' \
   _ "$work/int8-rank0.log" "$work/int4-rank2.log" "$work/bf16-avg2-rank0.log"
 timeout 60 "$MR" --nproc 4 --data "$work/data" --quiet "${base[@]}" >/dev/null 2>"$work/none-ref.err"
 refs+=("$(final_of "$work/none-ref.err" 0)")

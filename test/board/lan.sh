@@ -42,13 +42,17 @@ TRAIN_N=${BOARD_MIXED_TRAIN:-240}
 printf '# rank address:port (boards .10 and .11, hosts on br0)\n0 198.18.0.10:5000\n1 198.18.0.1:5001\n2 198.18.0.11:5002\n3 198.18.0.2:5003\n' >"$work/peers"
 
 # board RANK TAP MAC TAG FLAGS...: ring.elf as rank RANK, log in
-# $work/TAG-rankR.log, exit code in $work/TAG-rankR.rc
+# $work/TAG-rankR.log, exit code in $work/TAG-rankR.rc; with BOARD_TARGET=m55
+# the Cortex-M55 image (board.mk, board-m55-image) on mps3-an547
+B55=${BOARD_M55_OUT:-${BUILD:-build}/board-m55}
 board() {
   local r=$1 tap=$2 mac=$3 tag=$4 sh="enable=on,target=native,arg=train" a
+  local machine=mps2-an386 elf=$B/ring.elf
+  [ "${BOARD_TARGET:-m4}" = m55 ] && machine=mps3-an547 elf=$B55/ring.elf
   shift 4
   for a in --rank "$r" --peers "$work/peers" --data "$work/data" "$@"; do sh="$sh,arg=$a"; done
-  timeout 240 "$QEMU" -M mps2-an386 -display none -monitor none -serial none \
-    -semihosting-config "$sh" -kernel "$B/ring.elf" \
+  timeout 240 "$QEMU" -M $machine -display none -monitor none -serial none \
+    -semihosting-config "$sh" -kernel "$elf" \
     -nic tap,ifname=$tap,script=no,downscript=no,model=lan9118,mac=$mac >"$work/$tag-rank$r.log" 2>&1
   echo $? >"$work/$tag-rank$r.rc"
 }

@@ -1,4 +1,4 @@
-/* tinyring board_mps2: SysTick on the processor clock (25 MHz), 1 ms period. */
+/* tinyring board_mps2: SysTick on the processor clock (BOARD_SYSCLK_HZ), 1 ms period. */
 #include "board.h"
 
 #define SYST_CSR 0xE000E010u

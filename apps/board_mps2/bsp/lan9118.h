@@ -1,7 +1,8 @@
 /* tinyring board_mps2: a polled driver for the SMSC LAN9118 10/100 Ethernet
  * controller (TX/RX data FIFOs with status FIFOs; MAC and PHY registers behind
  * the MAC_CSR and MII windows), written from the datasheet's register map.
- * On mps2-an386 it sits at 0x40200000 (IRQ 13; this driver polls).
+ * On mps2-an386 it sits at 0x40200000 (IRQ 13; this driver polls), on
+ * mps3-an547 at 0x41400000 (IRQ 49).
  *
  * Frames are whole Ethernet frames without the FCS (the chip adds it on
  * send and strips nothing on receive: recv drops the 4 CRC bytes). Nothing
@@ -13,8 +14,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef BOARD_MPS3_AN547
+#define LAN9118_MPS2_BASE 0x41400000u
+#define LAN9118_MPS2_IRQ  49
+#else
 #define LAN9118_MPS2_BASE 0x40200000u
 #define LAN9118_MPS2_IRQ  13
+#endif
 #define LAN9118_MAX_FRAME 1514u  /* bytes without FCS */
 
 enum lan9118_err {

@@ -1,10 +1,12 @@
-/* tinyring board_mps2: vector table and reset handler for the Cortex-M4F.
+/* tinyring board_mps2: vector table and reset handler for the Cortex-M4F
+ * (and the Cortex-M55 of mps3-an547: BOARD_MPS3_AN547).
  * Reset copies .data, zeroes .bss and .psram, turns the FPU on (CPACR
  * CP10/CP11 full access) and runs main(); its return value becomes the
  * emulator's exit status through semihosting. */
 #include <stddef.h>
 #include <stdint.h>
 #include "board.h"
+#include "lan9118.h"
 #include "semihost.h"
 
 extern uint32_t __data_load[], __data_start[], __data_end[];
@@ -53,7 +55,7 @@ static void fault_handler(void)
 }
 
 void board_unexpected_irq(void);
-/* the Ethernet interrupt (IRQ 13): an image that enables it defines this */
+/* the Ethernet interrupt (LAN9118_MPS2_IRQ): an image that enables it defines this */
 void board_irq_eth(void) __attribute__((weak, alias("board_unexpected_irq")));
 
 void board_unexpected_irq(void)
@@ -96,6 +98,14 @@ void tr_board_reset(void)
     sh_exit(main());
 }
 
+#define SCB_CPUID 0xE000ED00u
+
+const char *board_cpu_name(void)
+{
+    uint32_t part = (BOARD_REG32(SCB_CPUID) >> 4) & 0xFFFu;
+    return part == 0xC24u ? "Cortex-M4" : part == 0xD22u ? "Cortex-M55" : "unknown";
+}
+
 uint32_t board_stack_used(void)
 {
     size_t i = 0, n = words_between(__stack_bottom, __stack_top);
@@ -113,17 +123,20 @@ uint32_t board_stack_used(void)
  * reset until the driver makes it push-pull active-high). */
 void board_nvic_enable(unsigned n, int on)
 {
+    uint32_t word = 4u * (n / 32u);
     if (on)
-        BOARD_REG32(NVIC_ICPR0) = 1u << (n & 31u);
-    BOARD_REG32(on ? NVIC_ISER0 : NVIC_ICER0) = 1u << (n & 31u);
+        BOARD_REG32(NVIC_ICPR0 + word) = 1u << (n & 31u);
+    BOARD_REG32((on ? NVIC_ISER0 : NVIC_ICER0) + word) = 1u << (n & 31u);
 }
 
 typedef void (*vector_fn)(void);
 
 /* 16 system exceptions, then the 32 external interrupts of the AN385/AN386
- * (UARTs 0-5, timers 8-10, Ethernet 13, ...): none enabled, all reported. */
+ * (UARTs 0-5, timers 8-10, Ethernet 13, ...; the AN547's 96, Ethernet 49):
+ * none enabled but the Ethernet's, all reported. */
+#define BOARD_IRQS (LAN9118_MPS2_IRQ < 32 ? 32 : 96)
 __attribute__((section(".vectors"), used))
-static const vector_fn vectors[16 + 32] = {
+static const vector_fn vectors[16 + BOARD_IRQS] = {
     (vector_fn)(uintptr_t)__stack_top,
     tr_board_reset,
     fault_handler,           /* NMI */
@@ -137,7 +150,7 @@ static const vector_fn vectors[16 + 32] = {
     0,
     board_unexpected_irq,    /* PendSV */
     board_systick_handler,   /* SysTick */
-    [16 ... 16 + 12] = board_unexpected_irq,
-    [16 + 13] = board_irq_eth,   /* LAN9118 */
-    [16 + 14 ... 47] = board_unexpected_irq
+    [16 ... 16 + LAN9118_MPS2_IRQ - 1] = board_unexpected_irq,
+    [16 + LAN9118_MPS2_IRQ] = board_irq_eth,   /* LAN9118 */
+    [16 + LAN9118_MPS2_IRQ + 1 ... 16 + BOARD_IRQS - 1] = board_unexpected_irq
 };

@@ -117,7 +117,7 @@ static int configure(const struct tr_transport *tp)
     }
     n = s.compress ? fmt_s(extra, sizeof extra, ", compress %s", tr_codec_name(s.compress)) : 0;
     if (s.average_every >= 2)
-        fmt_s(extra + n, sizeof extra - (size_t)n, ", parameters averaged every %u steps",
+        fmt_s(extra + n, sizeof extra - (size_t)n, ", params averaged every %u steps",
               (unsigned)s.average_every);
     board_printf("train: convnet %u/%u (%s plan, %s gradient), rank %d/%d, %u train / %u test "
                  "samples, batch %u per rank, %u steps per epoch, lr %f, momentum %f, allreduce "
@@ -128,6 +128,7 @@ static int configure(const struct tr_transport *tp)
                  (double)s.lr, (double)s.momentum, board_algo_name(s.algo),
                  extra,
                  (unsigned)t.arena_used, (unsigned)sizeof arena);
+    board_printf("train: cpu %s\n", board_cpu_name());
     return 0;
 }
 
