@@ -258,8 +258,11 @@ board-ring-%k: board-%k-image
 # ring.elf for the Cortex-M55 of QEMU's mps3-an547 (the same sources; code
 # in the ITCM, data in the DTCM, the arena in the 4 MiB SRAM:
 # ld/mps3_an547.ld), in $(BUILD)/board-m55: a board of another target in
-# the compressed mixed rings (test/board/compress.sh)
-board-m55-image:
+# the compressed mixed rings (test/board/compress.sh). Core is test-cross's
+# M55 library (test/core/cross.mk, the same flags), built here first with
+# the host library gen_cfg links, so no two makes build one file. The gnu99
+# sources ask for FLT_EVAL_METHOD 0 (GNU C says 16: the M55 has half floats).
+board-m55-image: $(CROSS_DIR)/m55/libtinyring.a $(BUILD)/libtinyring.a
 	@$(MAKE) --no-print-directory -s BOARD_OUT=$(BUILD)/board-m55 \
 	  "BOARD_ARCH=$(m55_ARCH) -fpermitted-flt-eval-methods=c11" \
 	  BOARD_TARGET_DEFS=-DBOARD_MPS3_AN547 BOARD_LD=$(BOARD_DIR)/ld/mps3_an547.ld \
@@ -276,18 +279,21 @@ test-board: $(BOARD_IMAGES) $(BOARD_HOST_TOOLS) board-384k-image board-256k-imag
 	$(MAKE) --no-print-directory -s board-ring-256k || st=1; exit $$st
 
 # the whole trainer arena (tr_train_arena_size) of each board configuration
-# at MNIST's 60,000 samples: c1 c2 batch plan momentum grads planes
+# at MNIST's 60,000 samples: c1 c2 batch plan momentum grads planes [codecs:
+# all adds a line per lossy codec, what its residual and wire image cost]
 BOARD_TRAINER_CONFIGS := 16:32:4:0:0.9:full:batch 16:32:2:1:0.9:full:batch \
                          16:32:1:1:0.9:full:batch 16:32:1:1:0.9:bucket:batch \
                          16:32:1:1:0:bucket:batch 4:8:4:1:0.9:bucket:batch \
-                         4:8:4:1:0:bucket:batch 4:8:4:1:0.9:bucket:one 4:8:4:1:0:bucket:one
+                         4:8:4:1:0:bucket:batch 4:8:4:1:0.9:bucket:one 4:8:4:1:0:bucket:one \
+                         16:32:4:0:0.9:full:batch:all 16:32:2:1:0.9:full:batch:all \
+                         16:32:1:1:0.9:bucket:batch:all
 cross-board: $(BOARD_IMAGES) $(BOARD_OUT)/gen_cfg
 	@BUILD=$(BUILD) BOARD_OUT=$(BOARD_OUT) BOARD_SIZE=$(BOARD_SIZE) bash $(BOARD_DIR)/tools/sizes.sh
 	@echo "== the trainer's arena of the board configurations (gen_cfg trainer)"
 	@$(foreach c,$(BOARD_TRAINER_CONFIGS),$(BOARD_OUT)/gen_cfg trainer \
 	  $(word 1,$(subst :, ,$(c))) $(word 2,$(subst :, ,$(c))) $(word 3,$(subst :, ,$(c))) \
 	  $(BOARD_SEGMENT) $(word 4,$(subst :, ,$(c))) $(word 5,$(subst :, ,$(c))) \
-	  $(word 6,$(subst :, ,$(c))) $(word 7,$(subst :, ,$(c))) &&) true
+	  $(word 6,$(subst :, ,$(c))) $(word 7,$(subst :, ,$(c))) $(word 8,$(subst :, ,$(c))) &&) true
 
 TEST_TARGETS  += test-board
 CROSS_TARGETS += cross-board

@@ -204,6 +204,21 @@ static int trainer(int argc, char **argv)
            (double)ic.momentum, (unsigned long)trainer_bytes(&ic),
            ic.grads == TR_TRAIN_GRADS_BUCKET ? "bucket" : "full",
            ic.one_plane ? " planes=one" : "", ic.codecs ? " codecs=all" : "");
+    if (ic.codecs) {   /* what each codec adds: residual + wire image (+ anchor, + elastic copy) */
+        size_t none = query(&ic, TR_CODEC_NONE, 0, 0, GEN_MAX_WORLD);
+        int k;
+        for (k = 1; k < TR_CODEC_COUNT; k++) {
+            size_t b = query(&ic, k, 0, 0, GEN_MAX_WORLD), avg = query(&ic, k, 2, 0, GEN_MAX_WORLD);
+            size_t el = query(&ic, k, 0, 1, GEN_MAX_WORLD);
+            char a[48] = "refused by core";
+            if (avg)
+                snprintf(a, sizeof a, "+%lu", (unsigned long)(avg - none));
+            printf("  --compress %s: +%lu bytes (world <= %d); with --average-every K: %s; "
+                   "with --elastic: +%lu\n", tr_codec_name(k), (unsigned long)(b - none),
+                   GEN_MAX_WORLD, a,
+                   (unsigned long)(el - query(&ic, TR_CODEC_NONE, 0, 1, GEN_MAX_WORLD)));
+        }
+    }
     return 0;
 }
 
