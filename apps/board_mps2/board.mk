@@ -190,6 +190,22 @@ BOARD_HOST_TOOLS := $(BOARD_OUT)/gen_cfg $(BUILD)/mnist_ring $(BUILD)/test/app/g
 board-cycles: $(ARENA_SIZES) $(BUILD)/libtinyring.a
 	@BUILD=$(BUILD) MAKE="$(MAKE)" bash $(BOARD_DIR)/tools/cycles.sh
 
+# instructions of core's gradient codecs (encode with error feedback, and
+# decode-add) over the seed ConvNet's gradient on the three cross targets
+# (tools/codec_cycles.c on test/core/cross's start files; not a test)
+define BOARD_CODEC_CYCLES_RULE
+$(BUILD)/board-codec/$(1)/codec_cycles.elf: $(BOARD_DIR)/tools/codec_cycles.c $$($(1)_PORT) \
+    test/core/cross/mini_libc.c $$($(1)_LD) $(CROSS_DIR)/$(1)/libtinyring.a
+	@mkdir -p $$(dir $$@)
+	$$($(1)_CC) $$(CROSS_IMG_CFLAGS) $$($(1)_ARCH) -Icore/include -Icore -Itest/core/cross -nostdlib -nostartfiles \
+	  -T $$($(1)_LD) -Wl,--gc-sections $$($(1)_LDFLAGS) -o $$@ $$($(1)_PORT) $$< \
+	  test/core/cross/mini_libc.c $(CROSS_DIR)/$(1)/libtinyring.a -lgcc
+endef
+$(foreach t,m4 rv32 m55,$(eval $(call BOARD_CODEC_CYCLES_RULE,$(t))))
+board-codec-cycles: $(foreach t,m4 rv32 m55,$(BUILD)/board-codec/$(t)/codec_cycles.elf)
+	@bash -c '. test/core/cross/qemu.sh; for t in m4 rv32 m55; do \
+	  cross_qemu $$t $(BUILD)/board-codec/$$t/codec_cycles.elf 300 | grep "^codec\|FAIL" | sed "s/^/$$t: /"; done'
+
 # instructions per function of one of those images, the whole run, under
 # QEMU's block logs: make board-profile [PROFILE_TARGET=m4|m55|rv32]
 # [PROFILE_IMAGE=16-32-1-2-0-1 (nets C1-C2, batch, steps, 0, plan 0 fast / 1 lean)]
@@ -268,7 +284,7 @@ board-m55-image: $(CROSS_DIR)/m55/libtinyring.a $(BUILD)/libtinyring.a
 	  BOARD_TARGET_DEFS=-DBOARD_MPS3_AN547 BOARD_LD=$(BOARD_DIR)/ld/mps3_an547.ld \
 	  BOARD_LINK_CORE=$(CROSS_DIR)/m55/libtinyring.a $(BUILD)/board-m55/ring.elf
 
-.PHONY: test-board cross-board board-m55-image board-images board-cycles board-profile board-ring-small
+.PHONY: test-board cross-board board-m55-image board-codec-cycles board-images board-cycles board-profile board-ring-small
 board-images: $(BOARD_IMAGES)
 
 test-board: $(BOARD_IMAGES) $(BOARD_HOST_TOOLS) board-384k-image board-256k-image board-m55-image
