@@ -212,6 +212,7 @@ int tr_train_init(struct tr_train *t, const struct tr_train_config *cfg, void *a
     t->steps = tr_train_priv_steps(t);
     t->sampler_epoch = UINT32_MAX;
     t->fault.rank = -1;
+    t->res_same = 1;          /* zeros on every rank */
     t->phase = PH_IDLE;
     return 0;
 }
@@ -392,8 +393,15 @@ long tr_train_state_write(const struct tr_train *t, int kind,
         for (i = 0; i < m->n_params && !o.err; i++)
             out_word(&o, 0u);
     }
-    if (ckpt && t->residual)   /* after TR_TRAIN_LOST, the last completed step's */
+    if (ckpt && t->residual && t->res_same) {
+        /* after TR_TRAIN_LOST, the last completed step's */
         out_floats(&o, t->bn_alt && t->res_copy ? t->res_copy : t->residual, m->n_params);
+    } else if (ckpt && t->residual) {
+        /* each rank's own since the last sync point: none, as a resync
+         * from this position gives every rank (tr_train_elastic.c) */
+        for (i = 0; i < m->n_params && !o.err; i++)
+            out_word(&o, 0u);
+    }
     /* after TR_TRAIN_LOST in a step, the last completed step's buffers */
     out_floats(&o, t->bn_alt ? t->bn_copy : m->buffers, m->n_buffers);
     out_flush(&o);
@@ -576,6 +584,7 @@ int tr_train_state_load(struct tr_train *t, const void *buf, size_t len)
     t->deal_step = in.deal_step;
     t->steps = tr_train_priv_steps(t);
     t->sync_due = (in.flags & TR_STATE_SYNC_DUE) != 0;
+    t->res_same = 1;          /* the file's residual is every rank's from here */
     return 0;
 }
 
@@ -636,6 +645,7 @@ const char *tr_train_what_name(int what)
     case TR_TRAIN_GRADIENTS:      return "gradient allreduce";
     case TR_TRAIN_BN_SYNC:        return "BN statistics average";
     case TR_TRAIN_AVERAGE:        return "parameter average";
+    case TR_TRAIN_RESIDUAL:       return "error-feedback residual average";
     case TR_TRAIN_EVAL:           return "test-set evaluation";
     default:                      return "unknown";
     }
@@ -915,6 +925,9 @@ static int step_compute(struct tr_train *t)
         return rc;
     if (t->res_copy)   /* the last completed step's residual, for a rollback */
         tr_float_copy(t->res_copy, t->residual, t->model.n_params);
+    t->res_same_copy = t->res_same;
+    if (t->residual && c->world > 1 && c->average_every < 2)
+        t->res_same = 0;   /* each rank's encoding leaves its own error */
     t->bk_sent = 0;
     t->bk_done = 0;
     t->bk_flight = 0;
@@ -932,6 +945,7 @@ static int average_delta_start(struct tr_train *t)
     t->phase = PH_AVG_PARAMS;
     if (t->cfg.world == 1)
         return 0;
+    t->res_same = 0;
     for (i = 0; i < m->n_params; i++)
         m->grads[i] = m->params[i] - t->anchor[i];
     rc = tr_allreduce_codec_start(&t->comm, m->grads, m->n_params, TR_OP_AVG, t->cfg.compress,
@@ -1082,6 +1096,7 @@ static int start_report(struct tr_train *t, struct tr_train_report *rep)
     if (t->anchor)   /* every rank holds the same parameters now */
         tr_float_copy(t->anchor, t->model.params, t->model.n_params);
     tr_train_priv_epoch_reset(t);
+    t->res_same = 1;  /* rank 0's residual on every rank */
     t->phase = PH_STEP;
     return tr_train_priv_report(t, rep, TR_TRAIN_START);
 }
@@ -1123,6 +1138,8 @@ static int what_of(int phase)
     case PH_RE_RESIDUAL:    return TR_TRAIN_MOMENTUM_BCAST;
     case PH_AVG_PARAMS:
     case PH_AVG_MOMENTUM:   return TR_TRAIN_AVERAGE;
+    case PH_SYNC_RES:
+    case PH_EPOCH_RES:      return TR_TRAIN_RESIDUAL;
     default:                return TR_TRAIN_NONE;
     }
 }
@@ -1152,14 +1169,32 @@ static int bn_average_start(struct tr_train *t)
                                TR_TRAIN_BN_SYNC, m->buffers, m->n_buffers, TR_OP_AVG);
 }
 
-/* PH_SYNC, PH_EPOCH_BN: the buffers' average arrived; every rank holds the
- * same buffers. At a sync point the step goes on; at the epoch's end the
+/* PH_SYNC, PH_EPOCH_BN: the buffers' average arrived. With a lossy codec
+ * the error-feedback residuals are averaged next (PH_SYNC_RES,
+ * PH_EPOCH_RES): every rank then holds the same residual, so the state at a
+ * sync point (a checkpoint's) is one state, and a start from it gives every
+ * rank what it had; the sum over ranks, what the codecs still owe the
+ * gradient, is kept (up to rounding). An elastic run averages a copy, so a
+ * cut average leaves the residual whole. Then every rank holds the same
+ * buffers; at a sync point the step goes on; at the epoch's end the
  * evaluation starts. */
 static int bn_average_done(struct tr_train *t, struct tr_train_report *rep)
 {
+    struct tr_model *m = &t->model;
+    int epoch = t->phase == PH_EPOCH_BN || t->phase == PH_EPOCH_RES;
+    if (t->residual && (t->phase == PH_SYNC || t->phase == PH_EPOCH_BN)) {
+        float *r = t->res_copy ? t->res_copy : t->residual;
+        if (t->res_copy)
+            tr_float_copy(t->res_copy, t->residual, m->n_params);
+        return tr_train_priv_reduce(t, epoch ? PH_EPOCH_RES : PH_SYNC_RES, TR_TRAIN_RESIDUAL,
+                                   r, m->n_params, TR_OP_AVG);
+    }
+    if (t->res_copy)
+        tr_float_copy(t->residual, t->res_copy, m->n_params);
     t->sync_due = 0;
     t->bn_same = 1;
-    if (t->phase == PH_EPOCH_BN)
+    t->res_same = 1;
+    if (epoch)
         return tr_train_priv_evaluate(t);
     t->phase = PH_STEP;
     return tr_train_priv_report(t, rep, TR_TRAIN_SYNC);
@@ -1265,6 +1300,8 @@ static int collective_done(struct tr_train *t, struct tr_train_report *rep)
         return step_finish(t, rep);
     case PH_SYNC:
     case PH_EPOCH_BN:
+    case PH_SYNC_RES:
+    case PH_EPOCH_RES:
         return bn_average_done(t, rep);
     case PH_EPOCH_SUMS:
         return epoch_finish(t, rep);

@@ -27,6 +27,7 @@
 #define RE_START_BYTES 88u
 #define RE_SYNC_DUE 1u
 #define RE_BN_SAME  2u
+#define RE_RES_SAME 4u
 
 uint64_t tr_train_position(const struct tr_train *t)
 {
@@ -61,11 +62,15 @@ int tr_train_priv_lost(struct tr_train *t, int what, int code, int rank)
             break;
         }
         t->bn_alt = 1;   /* SGD did not run: the buffers hold this step's forward */
-        if (t->res_copy)  /* and the residual the step's encoding rewrote */
+        if (t->res_copy) {  /* and the residual the step's encoding rewrote */
             tr_float_copy(t->residual, t->res_copy, m->n_params);
+            t->res_same = t->res_same_copy;
+        }
         break;
     case PH_SYNC:
     case PH_EPOCH_BN:    /* an average cut half-way: this rank's own buffers back */
+    case PH_SYNC_RES:    /* (the residual's average runs on res_copy) */
+    case PH_EPOCH_RES:
         tr_float_copy(m->buffers, t->bn_copy, m->n_buffers);
         break;
     default:
@@ -137,7 +142,8 @@ static int hello(struct tr_train *t)
 static void record_encode(struct tr_train *t)
 {
     uint8_t *b = t->start_msg;
-    uint32_t flags = (t->sync_due ? RE_SYNC_DUE : 0u) | (t->bn_same ? RE_BN_SAME : 0u);
+    uint32_t flags = (t->sync_due ? RE_SYNC_DUE : 0u) | (t->bn_same ? RE_BN_SAME : 0u) |
+                     (t->res_same ? RE_RES_SAME : 0u);
     tr_train_priv_start_encode(t);      /* status .. SGD started, as a fixed ring's */
     tr_put_le64(b + 48, t->deal_first);
     tr_put_le64(b + 56, t->deal_world);
@@ -202,6 +208,7 @@ static int record_decode(struct tr_train *t)
     t->deal_step = (uint32_t)tr_get_le64(b + 64);
     t->sync_due = (flags & RE_SYNC_DUE) != 0;
     t->bn_same = (flags & RE_BN_SAME) != 0;
+    t->res_same = (flags & RE_RES_SAME) != 0;
     t->bk_partial = 0;                 /* the source's state, whole */
     redeal(t);
     return 0;
@@ -224,6 +231,21 @@ static int buffers_start(struct tr_train *t)
         m->grads[i] = t->buf_holder ? m->buffers[i] : 0.0f;
     m->grads[nb] = t->buf_holder ? 1.0f : 0.0f;
     return tr_train_priv_reduce(t, PH_RE_BUFAVG, TR_TRAIN_BN_SYNC, m->grads, nb + 1, TR_OP_SUM);
+}
+
+/* The source's residual is its own (each rank's encoding since the last
+ * sync point left its own error; the sync point's average makes them one):
+ * which survivor holds the source's position, and so whose residual it
+ * would be, is chance, and a replay of the same death must end with the
+ * same bits. Every rank starts the new ring with none instead, as a fresh
+ * start does; what the codecs owed the steps since the sync point is
+ * dropped (the dead rank's is lost in any case). */
+static void residual_zero(struct tr_train *t)
+{
+    size_t i;
+    for (i = 0; i < t->model.n_params; i++)
+        t->residual[i] = 0.0f;
+    t->res_same = 1;
 }
 
 /* Every rank holds the source's state: where to go on from. */
@@ -275,14 +297,16 @@ int tr_train_priv_elastic(struct tr_train *t, struct tr_train_report *rep)
         return tr_train_priv_bcast(t, PH_RE_PARAMS, TR_TRAIN_PARAM_BCAST, m->params, np,
                                   t->source);
     case PH_RE_PARAMS:
-        if (!m->momentum)    /* momentum 0 (every rank: the hash): no twin */
-            return buffers_start(t);
-        return tr_train_priv_bcast(t, PH_RE_MOMENTUM, TR_TRAIN_MOMENTUM_BCAST, m->momentum, np,
-                                  t->source);
+        if (m->momentum)     /* none at momentum 0 (every rank: the hash) */
+            return tr_train_priv_bcast(t, PH_RE_MOMENTUM, TR_TRAIN_MOMENTUM_BCAST, m->momentum,
+                                      np, t->source);
+        /* fall through */
     case PH_RE_MOMENTUM:
-        if (t->residual)
+        if (t->residual && t->res_same)
             return tr_train_priv_bcast(t, PH_RE_RESIDUAL, TR_TRAIN_MOMENTUM_BCAST, t->residual,
                                       np, t->source);
+        if (t->residual)     /* each rank's own: see residual_zero */
+            residual_zero(t);
         return buffers_start(t);
     case PH_RE_RESIDUAL:
         return buffers_start(t);

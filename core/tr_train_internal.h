@@ -43,7 +43,9 @@ enum tr_train_phase {
     PH_RESIDUAL_BCAST, /* rank 0's error-feedback residual */
     PH_AVG_GO,         /* periodic averaging: start the parameters' average */
     PH_AVG_PARAMS,
-    PH_AVG_MOMENTUM
+    PH_AVG_MOMENTUM,
+    PH_SYNC_RES,       /* after PH_SYNC: the error-feedback residuals averaged */
+    PH_EPOCH_RES       /* after PH_EPOCH_BN: the same */
 };
 
 /* tr_train.c */

@@ -98,8 +98,8 @@
  *   108     4  0
  *  header      params f32[n_params] (per layer weight then bias), momentum
  *              f32[n_params] (flag bit 0 only), error-feedback residual
- *              f32[n_params] (flag bit 2 only: the writing rank's; a start
- *              gives every rank rank 0's, a resync the source's), BN
+ *              f32[n_params] (flag bit 2 only: every rank's, averaged at each
+ *              sync point; zeros when written between sync points), BN
  *              buffers f32[n_buffers]
  *   end     4  CRC-32 (zlib's polynomial) of every byte before it
  */
@@ -321,7 +321,8 @@ enum tr_train_what {
     TR_TRAIN_GRADIENTS,    /* gradient allreduce */
     TR_TRAIN_BN_SYNC,      /* BN statistics average */
     TR_TRAIN_EVAL,         /* test-set evaluation and training statistics */
-    TR_TRAIN_AVERAGE       /* periodic averaging of parameters (and momentum) */
+    TR_TRAIN_AVERAGE,      /* periodic averaging of parameters (and momentum) */
+    TR_TRAIN_RESIDUAL      /* the error-feedback residuals' average at a sync point */
 };
 
 struct tr_train_fault {
@@ -390,6 +391,11 @@ struct tr_train {
     int      bn_same;             /* the BN buffers are the same on every
                                    * rank (a broadcast or an average since
                                    * the last forward) */
+    int      res_same;            /* the error-feedback residual is the same
+                                   * on every rank (a sync point's average,
+                                   * a start or a resync since the last
+                                   * encoding) */
+    int      res_same_copy;       /* res_same before the step (res_copy's) */
     int      bn_alt;              /* after TR_TRAIN_LOST in a step: buffers
                                    * hold that step's forward, bn_copy the
                                    * last completed step's */

@@ -126,6 +126,33 @@ check "$TRIALS trials (rank 0 included): every job finished with exit 0 and equa
   test "$done_ok" -eq "$TRIALS"
 check "$TRIALS trials: each equals its replay with the same fault ($same)" test "$same" -eq "$TRIALS"
 
+# --- the training state beyond parameters and momentum (the codec's
+# error-feedback residual) through a resync, bit for bit: 3 ranks, one
+# killed mid-run; the survivors finish equal, and equal to the replay (the
+# same rank dying right after the position they resumed from).
+# replayed NAME VICTIM STEP FLAGS...
+replay_same() {   # NAME VICTIM POS: both jobs' survivors agree, one final hash
+  [ -n "$3" ] && survivors_agree "$1" "$2" && survivors_agree "$1.r" "$2" &&
+    [ -n "$(cat "$T/$1.final")" ] && [ "$(cat "$T/$1.final")" = "$(cat "$T/$1.r.final")" ]
+}
+replayed() {
+  local name=$1 v=$2 s=$3 cp pos
+  shift 3
+  job "$name" 3 -1 "" --epochs 1 --batch 10 --timeout 10 "$@"
+  cp=$(child_of "$(pid_of "$name" "$v")"); wait_step "$name" "$v" "$s"
+  kill -9 "$cp" 2>/dev/null
+  F_INJECTED=$((F_INJECTED + 1))
+  wait_all "$name"; tally "$name" "$v"
+  pos=$(resumed_at "$name")
+  job "$name.r" 3 "$v" "MR_DEBUG_DIE_AT=$v:$pos" --epochs 1 --batch 10 --timeout 10 "$@"
+  wait_all "$name.r"
+  check "$*: rank $v killed after step $s: the survivors finish equal, as in the replay from position ${pos:-?}" \
+    replay_same "$name" "$v" "$pos"
+  replay_same "$name" "$v" "$pos" && F_FINISHED=$((F_FINISHED + 1))
+}
+replayed c8 1 9 --compress int8
+replayed c8s 2 13 --compress int8 --checkpoint "$T/c8s.ck" --checkpoint-every 4
+
 # --- two of five killed
 job two 5 -1 "" --epochs 2 --batch 10 --timeout 10
 c1=$(child_of "$(pid_of two 1)"); c3=$(child_of "$(pid_of two 3)")

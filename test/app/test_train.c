@@ -1031,12 +1031,12 @@ static void test_elastic_plain(void)
 
 /* A death at any byte of the run ends with the bits of the replay that
  * kills the same rank right after the position the survivors resumed from. */
-static void test_elastic_deaths(void)
+static void test_elastic_deaths(int64_t stride)
 {
     struct ering *g = malloc(sizeof *g), *h = malloc(sizeof *h);
     int ok = 1, behind = 0, trials = 0, victims[] = { 0, 2, 3 };
     for (int v = 0; v < 3; v++)
-        for (int64_t bytes = 1000; bytes < 200000; bytes += 3001) {
+        for (int64_t bytes = 1000; bytes < 200000; bytes += stride) {
             uint64_t p1 = 0, b1 = 0, p2 = 0, b2 = 0;
             int same;
             ering_open(g, 4, 1);
@@ -1384,17 +1384,23 @@ int main(void)
     test_ring();
     test_ring_faults();
     test_elastic_plain();
-    test_elastic_deaths();
+    test_elastic_deaths(3001);
     test_elastic_regrow();
     test_elastic_request_any_turn();
     test_elastic_state();
     test_codec_ring();
     test_average_every();
     /* the residual through a checkpoint and an elastic resync, bit for bit:
-     * the survivors take the source's, the run resumed from rank 0's
-     * checkpoint rank 0's, and both must end equal */
+     * lost between sync points, each rank's residual is its own; the
+     * survivors start the new ring with none, the checkpoint holds none,
+     * and both must end equal */
     knob_compress = TR_CODEC_INT8;
     test_elastic_state();
+    /* ... and deaths at every point of a step: which survivor holds the
+     * source's position must not decide the residual, and a rank rolled
+     * back from the next step to a sync point's position holds the common
+     * residual again (res_same restored with it) */
+    test_elastic_deaths(6007);
     knob_compress = TR_CODEC_NONE;
     return th_report("train");
 }
