@@ -77,6 +77,7 @@ int tr_comm_hello_start(struct tr_comm *c)
     c->fault.peer = -1;
     c->fault.peer_rank = -1;
     c->fault.seq = 0;
+    c->fault.peer_version = 0;
     if (c->cfg.world == 1) {
         c->hello_done = 1;
         return 0;
@@ -127,14 +128,16 @@ int tr_comm_hello(struct tr_comm *c)
 /* Checks a complete header (32 bytes) from a neighbour: every field,
  * reserved ones too. Another version is a mismatch, anything else a
  * stranger. */
-static int check_hdr(const uint8_t *p)
+static int check_hdr(struct tr_comm *c, const uint8_t *p)
 {
     struct tr_wire_hdr h;
     tr_wire_get_hdr(&h, p);
     if (h.magic != TR_WIRE_MAGIC)
         return TR_ERR_PROTO;
-    if (h.version != TR_PROTO_VERSION)
+    if (h.version != TR_PROTO_VERSION) {
+        c->fault.peer_version = h.version;   /* the message can say so */
         return TR_ERR_MISMATCH;
+    }
     return hdr_is(p, 0, TR_WIRE_HELLO_BYTES, 0, 0) ? 0 : TR_ERR_PROTO;
 }
 
@@ -174,7 +177,7 @@ static int pump(struct tr_comm *c, struct tr_comm_xfer *x, int is_tx, int peer,
              msg[2] != (uint8_t)(TR_WIRE_MAGIC >> 16) || msg[3] != (uint8_t)(TR_WIRE_MAGIC >> 24)))
             return TR_ERR_PROTO;
         if (before < TR_WIRE_HDR_BYTES && x->done >= TR_WIRE_HDR_BYTES)
-            rc = check_hdr(msg);
+            rc = check_hdr(c, msg);
         if (rc == 0 && x->done == MSG)
             rc = check_hello(c, msg + TR_WIRE_HDR_BYTES, peer);
         if (rc == TR_ERR_MISMATCH) {

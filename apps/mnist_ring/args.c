@@ -284,6 +284,12 @@ int mr_args_parse(struct mr_args *a, int argc, char **argv)
         return 0;
     }
     if (a->init_method && !strncmp(a->init_method, "tcp://", 6)) {
+        if (strchr(a->init_method, ',') && !a->elastic) {
+            /* a fixed job has one rendezvous: the rest would go unused */
+            fprintf(stderr, "mnist_ring: --init-method '%s': a list of rendezvous addresses needs "
+                    "--elastic; a fixed job takes one, tcp://HOST:PORT\n", a->init_method);
+            return -1;
+        }
         if (a->rank < 0 || a->world < 1 || a->rank >= a->world) {
             fprintf(stderr, "mnist_ring: --init-method tcp:// needs --rank R and --world-size N with 0 <= R < N\n");
             return -1;

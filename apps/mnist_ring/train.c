@@ -504,10 +504,15 @@ static void report_fault(const struct mr_rank *r, int rc)
                 "--allreduce, data set) differs from rank 0's; stopping\n", r->rank);
         return;
     case TR_TRAIN_HELLO:
-        if (rc == TR_ERR_MISMATCH)
+        if (rc == TR_ERR_MISMATCH && r->world > 1 && tr_comm_last_fault(&r->t.comm)->peer_version)
+            fprintf(stderr, "mnist_ring: rank %d: rank %d speaks tinyring wire protocol version "
+                    "%d, this build version %u: another tinyring build; run the same build on "
+                    "every rank\n", r->rank, tr_comm_last_fault(&r->t.comm)->peer_rank,
+                    tr_comm_last_fault(&r->t.comm)->peer_version, TR_PROTO_VERSION);
+        else if (rc == TR_ERR_MISMATCH)
             fprintf(stderr, "mnist_ring: rank %d: the ranks' configurations differ (batch, lr, "
-                    "momentum, seed, --allreduce, --checkpoint-every, --max-steps, data set or "
-                    "model); "
+                    "momentum, seed, --allreduce, --compress, --average-every, "
+                    "--checkpoint-every, --max-steps, data set or model); "
                     "start every rank with the same flags and data\n", r->rank);
         break;
     default:

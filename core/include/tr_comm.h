@@ -20,7 +20,10 @@
 #include <stdint.h>
 #include "tr_transport.h"
 
-#define TR_PROTO_VERSION 1u
+/* The wire's version, in every header and hello: 2 since the compressed
+ * allreduce's world-2 exchange (kind 10); 1 before it. A neighbour of
+ * another version is refused at hello (TR_ERR_MISMATCH, fault.peer_version). */
+#define TR_PROTO_VERSION 2u
 
 enum tr_op {
     TR_OP_SUM = 0,
@@ -72,6 +75,8 @@ struct tr_comm_fault {
     int      peer;            /* TR_LEFT or TR_RIGHT, -1 if not link-specific */
     int      peer_rank;       /* rank on that link, -1 if unknown */
     uint32_t seq;             /* collective sequence number */
+    int      peer_version;    /* hello refused for the protocol version: the
+                               * neighbour's (not TR_PROTO_VERSION), else 0 */
 };
 
 /* One direction of the running collective: sends go to the RIGHT link,

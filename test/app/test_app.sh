@@ -39,6 +39,10 @@ check "--resume without --checkpoint: exit 2 (got $st)" test $st -eq 2 -a -n "$(
 check "--allreduce tree: exit 2 (got $st)" test $st -eq 2 -a -n "$(grep 'ring, chain or reduce-bcast' "$T/a3.err")"
 "$MR" --init-method tcp://127.0.0.1:1 --rank 2 --world-size 2 >/dev/null 2>"$T/a4.err"; st=$?
 check "--rank outside the world: exit 2 (got $st)" test $st -eq 2
+# a rendezvous list is --elastic's (before: a fixed job silently used the first)
+"$MR" --init-method tcp://127.0.0.1:1,127.0.0.1:2 --rank 0 --world-size 2 >/dev/null 2>"$T/a6.err"; st=$?
+check "--init-method with a list, without --elastic: exit 2 (got $st), saying it needs --elastic" \
+  sh -c '[ "$1" -eq 2 ] && grep -q "a list of rendezvous addresses needs --elastic" "$2"' sh "$st" "$T/a6.err"
 # a bad value is reported under the flag's name, value apart or after '='
 for bad in "--batch 0" "--batch=0" "--epochs x" "--lr -1" "--nproc 999" "--timeout=0" "--seed -3" \
            "--warmup-steps x" "--warmup-steps=-1"; do
@@ -259,6 +263,19 @@ check "different --lr: rank 0 exits non-zero (got $st0), not by the timeout" tes
 check "different --lr: rank 1 exits non-zero (got $st1), not by the timeout" test $st1 -ne 0 -a $st1 -ne 124
 check "different --lr: rank 0 says the configurations differ" grep -q "rank 0: the ranks' configurations differ" "$T/m0.err"
 check "different --lr: rank 1 says the configurations differ" grep -q "rank 1: the ranks' configurations differ" "$T/m1.err"
+# ... and a rank with another --compress (rank 0 int8, rank 1 none)
+port=$(free_port)
+$TO 60 "$MR" --data "$T/big" --epochs 1 --quiet --compress int8 --timeout 20 \
+   --init-method tcp://127.0.0.1:$port --rank 0 --world-size 2 >/dev/null 2>"$T/mc0.err" &
+m0=$!
+$TO 60 "$MR" --data "$T/big" --epochs 1 --quiet --timeout 20 \
+   --init-method tcp://127.0.0.1:$port --rank 1 --world-size 2 >/dev/null 2>"$T/mc1.err"
+st1=$?
+wait $m0; st0=$?
+check "different --compress: both ranks exit non-zero ($st0, $st1), not by the timeout, naming --compress" \
+  sh -c '[ "$1" -ne 0 ] && [ "$1" -ne 124 ] && [ "$2" -ne 0 ] && [ "$2" -ne 124 ] &&
+         grep -q "configurations differ (.*--compress" "$3" && grep -q "configurations differ (.*--compress" "$4"' \
+  sh "$st0" "$st1" "$T/mc0.err" "$T/mc1.err"
 
 # --- a frozen rank (SIGSTOP): the others give up after --timeout, with a message
 port=$(free_port)

@@ -332,14 +332,14 @@ static void test_hello_fakes(void)
     for (k = 0; k < 4; k++) {
         struct job j;
         int r, want = k == 0 ? TR_ERR_PROTO : TR_ERR_MISMATCH, ok = 1;
-        const char *what = k == 0 ? "stranger" : k == 1 ? "version 2" : k == 2 ? "byte order"
+        const char *what = k == 0 ? "stranger" : k == 1 ? "version 1" : k == 2 ? "byte order"
                                                                            : "control";
         if (job_init(&j, world, 0, 4096, 500) < 0)
             continue;
         if (k == 0)
             fake_rank(&j, (const uint8_t *)http, sizeof http - 1);
         else if (k == 1)
-            craft_hello(msg, 2, TR_WIRE_BOM, 1, world);
+            craft_hello(msg, 1, TR_WIRE_BOM, 1, world);   /* before the world-2 exchange */
         else if (k == 2)
             craft_hello(msg, TR_PROTO_VERSION, 0x04030201u, 1, world);
         else
@@ -363,6 +363,15 @@ static void test_hello_fakes(void)
                  "%s: rank 0 rc=%d peer=%d", what, j.rc[0], j.c[0].fault.peer);
         TH_CHECK(j.rc[2] == want && j.c[2].fault.peer == TR_LEFT && j.c[2].fault.peer_rank == 1,
                  "%s: rank 2 rc=%d peer=%d", what, j.rc[2], j.c[2].fault.peer);
+        if (k == 1)   /* the old peer's version is named to its neighbours, not the others */
+            TH_CHECK(j.c[0].fault.peer_version == 1 && j.c[2].fault.peer_version == 1 &&
+                     j.c[3].fault.peer_version == 0,
+                     "version 1: peer_version %d %d %d", j.c[0].fault.peer_version,
+                     j.c[2].fault.peer_version, j.c[3].fault.peer_version);
+        else
+            TH_CHECK(j.c[0].fault.peer_version == 0 && j.c[2].fault.peer_version == 0,
+                     "%s: no peer_version (%d %d)", what, j.c[0].fault.peer_version,
+                     j.c[2].fault.peer_version);
         if (want == TR_ERR_MISMATCH)
             ok = j.rc[3] == TR_ERR_MISMATCH;    /* told by the verdict ring */
         else
