@@ -1400,7 +1400,7 @@ int main(void)
      * source's position must not decide the residual, and a rank rolled
      * back from the next step to a sync point's position holds the common
      * residual again (res_same restored with it) */
-    test_elastic_deaths(6007);
+    test_elastic_deaths(12011);
     knob_compress = TR_CODEC_NONE;
     return th_report("train");
 }
