@@ -73,7 +73,6 @@ static int config_check(const struct tr_train_config *c)
         (c->grad_mode != TR_TRAIN_GRADS_FULL && c->grad_mode != TR_TRAIN_GRADS_BUCKET) ||
         !tr_codec_valid(c->compress) ||
         (c->compress != TR_CODEC_NONE && c->algo != TR_ALGO_RING) ||
-        (c->average_every >= 2 && c->elastic) ||
         /* the compressed average's change travels in the full gradient */
         (c->average_every >= 2 && c->compress != TR_CODEC_NONE &&
          c->grad_mode != TR_TRAIN_GRADS_FULL))
@@ -109,7 +108,8 @@ static int layout(struct tr_train *t, const struct tr_train_config *c, struct tr
     size_t wire_bytes = 0;
     int lossy = tr_codec_lossy(c->compress);
     void *model_mem, *scratch, *wire;
-    float *residual, *res_copy, *anchor;
+    float *residual, *res_copy, *anchor, *snap_mom, *snap_buf;
+    int avg_el = c->elastic && c->average_every >= 2;
     uint32_t *idx;
     uint8_t *labels;
     float *x, *bn_copy;
@@ -139,7 +139,9 @@ static int layout(struct tr_train *t, const struct tr_train_config *c, struct tr
     residual = lossy ? tr_arena_floats(a, n_params) : 0;
     res_copy = lossy && c->elastic ? tr_arena_floats(a, n_params) : 0;
     wire = lossy ? tr_arena_alloc(a, wire_bytes) : 0;
-    anchor = lossy && c->average_every >= 2 ? tr_arena_floats(a, n_params) : 0;
+    anchor = (lossy || avg_el) && c->average_every >= 2 ? tr_arena_floats(a, n_params) : 0;
+    snap_mom = avg_el && c->momentum != 0.0f ? tr_arena_floats(a, n_params) : 0;
+    snap_buf = avg_el ? tr_arena_floats(a, n_buffers > 0 ? n_buffers : 1u) : 0;
     if (a->err)
         return a->err;
     if (!a->base)
@@ -155,6 +157,8 @@ static int layout(struct tr_train *t, const struct tr_train_config *c, struct tr
     t->res_copy = res_copy;
     t->wire = wire;
     t->anchor = anchor;
+    t->snap_mom = snap_mom;
+    t->snap_buf = snap_buf;
     t->wire_bytes = wire_bytes;
     if (residual) {
         size_t i;
@@ -967,6 +971,40 @@ int tr_train_priv_report(const struct tr_train *t, struct tr_train_report *rep, 
     return event;
 }
 
+int tr_train_priv_avg_elastic(const struct tr_train *t)
+{
+    return t->snap_buf != NULL;
+}
+
+/* --elastic with periodic averaging, at a sync point (after the average,
+ * the BN average and the residuals'), or a resync's end: the state every
+ * rank holds, kept (the parameters in anchor) for a membership change to
+ * go back to. */
+void tr_train_priv_snap_take(struct tr_train *t)
+{
+    struct tr_model *m = &t->model;
+    if (!t->snap_buf)
+        return;
+    tr_float_copy(t->anchor, m->params, m->n_params);
+    if (t->snap_mom)
+        tr_float_copy(t->snap_mom, m->momentum, m->n_params);
+    tr_float_copy(t->snap_buf, m->buffers, m->n_buffers);
+    t->snap.global_step = t->global_step;
+    t->snap.epoch = t->epoch;
+    t->snap.step = t->step;
+    t->snap.steps = t->steps;
+    t->snap.deal_first = t->deal_first;
+    t->snap.deal_world = t->deal_world;
+    t->snap.deal_step = t->deal_step;
+    t->snap.correct = t->correct;
+    t->snap.seen = t->seen;
+    t->snap.sgd_started = t->sgd.started;
+    t->snap.sync_due = t->sync_due;
+    t->snap.stepped = t->stepped;
+    t->snap.loss_sum = t->loss_sum;
+    t->snap_valid = 1;
+}
+
 /* The gradients are averaged: SGD, count the step, report it. */
 /* Count the step as done (the gradients are applied): where training is,
  * the epoch's sums, the phase that follows. */
@@ -983,7 +1021,9 @@ void tr_train_priv_step_count(struct tr_train *t)
     t->loss_sum += (double)r->loss * r->n;
     t->correct += r->correct;
     t->seen += r->n;
-    t->phase = every && t->global_step % every == 0 && t->step < t->steps ? PH_SYNC_GO : PH_STEP;
+    t->phase = ((every && t->global_step % every == 0) ||
+                (tr_train_priv_avg_elastic(t) && t->global_step % t->cfg.average_every == 0)) &&
+               t->step < t->steps ? PH_SYNC_GO : PH_STEP;
     t->sync_due = t->phase == PH_SYNC_GO || t->step >= t->steps ||
                   (t->cfg.max_steps && t->global_step >= t->cfg.max_steps);
 }
@@ -1003,7 +1043,9 @@ static int step_finish(struct tr_train *t, struct tr_train_report *rep)
     rep->n = r->n;
     rep->loss = r->loss;
     rep->correct = r->correct;
-    if (t->cfg.elastic && t->change_flag > 0) {
+    if (t->cfg.elastic && t->change_flag > 0 && tr_train_priv_avg_elastic(t)) {
+        t->change_held = 1;           /* after the next average (bn_average_done) */
+    } else if (t->cfg.elastic && t->change_flag > 0) {
         t->change_next = t->phase;    /* TR_TRAIN_CHANGE comes next */
         t->phase = PH_CHANGE;
     }
@@ -1069,6 +1111,11 @@ static int epoch_finish(struct tr_train *t, struct tr_train_report *rep)
     t->steps = tr_train_priv_steps(t);
     tr_train_priv_epoch_reset(t);
     t->phase = PH_STEP;
+    if (t->change_held) {     /* the change waited for this average */
+        t->change_held = 0;
+        t->change_next = PH_STEP;
+        t->phase = PH_CHANGE;
+    }
     if (t->epoch <= t->epochs_reported)
         return 0;     /* evaluated again after a reform: reported before */
     t->epochs_reported = t->epoch;
@@ -1194,9 +1241,15 @@ static int bn_average_done(struct tr_train *t, struct tr_train_report *rep)
     t->sync_due = 0;
     t->bn_same = 1;
     t->res_same = 1;
+    tr_train_priv_snap_take(t);
     if (epoch)
         return tr_train_priv_evaluate(t);
     t->phase = PH_STEP;
+    if (t->change_held) {     /* the change waited for this average */
+        t->change_held = 0;
+        t->change_next = PH_STEP;
+        t->phase = PH_CHANGE;
+    }
     return tr_train_priv_report(t, rep, TR_TRAIN_SYNC);
 }
 
@@ -1215,7 +1268,7 @@ static int average_start(struct tr_train *t)
 {
     struct tr_model *m = &t->model;
     t->t0_us = clock_us(t);   /* the average counts as the step's communication */
-    if (t->anchor)
+    if (t->anchor && t->residual)
         return average_delta_start(t);
     return tr_train_priv_reduce(t, PH_AVG_PARAMS, TR_TRAIN_AVERAGE, m->params, m->n_params,
                                TR_OP_AVG);
@@ -1228,13 +1281,16 @@ static int average_done(struct tr_train *t)
 {
     struct tr_model *m = &t->model;
     if (t->phase == PH_AVG_PARAMS) {
-        if (t->anchor && t->cfg.world > 1) {
+        if (t->anchor && t->residual && t->cfg.world > 1) {
             /* the averaged change on top of the last average, the same on
-             * every rank; it is the next anchor */
+             * every rank; it is the next anchor (--elastic: once the sync
+             * point completes, tr_train_priv_snap_take) */
             size_t i;
+            int keep = tr_train_priv_avg_elastic(t);
             for (i = 0; i < m->n_params; i++) {
                 m->params[i] = t->anchor[i] + m->grads[i];
-                t->anchor[i] = m->params[i];
+                if (!keep)
+                    t->anchor[i] = m->params[i];
             }
         }
         if (t->sync_due && m->momentum)   /* a checkpoint point: momentum too, one state */

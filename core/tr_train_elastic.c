@@ -40,9 +40,55 @@ uint64_t tr_train_position(const struct tr_train *t)
     return p * 17u + (t->bk_partial ? t->bk_partial : 16u);
 }
 
+/* --elastic with periodic averaging: every rank's parameters, momentum and
+ * BN buffers are its own between averages, so a resync could not give a
+ * replay the same bits whichever rank it took them from; every survivor
+ * goes back to the last average instead (the same state on every rank that
+ * completed it; the furthest of them is the source), and the steps since
+ * are dealt again over the new world. The residual starts again from
+ * zeros (an average's encoding left each rank its own). */
+static void snap_restore(struct tr_train *t)
+{
+    struct tr_model *m = &t->model;
+    size_t i;
+    tr_float_copy(m->params, t->anchor, m->n_params);
+    if (t->snap_mom)
+        tr_float_copy(m->momentum, t->snap_mom, m->n_params);
+    tr_float_copy(m->buffers, t->snap_buf, m->n_buffers);
+    if (t->residual) {
+        for (i = 0; i < m->n_params; i++)
+            t->residual[i] = 0.0f;
+        t->res_same = 1;
+    }
+    t->global_step = t->snap.global_step;
+    t->epoch = t->snap.epoch;
+    t->step = t->snap.step;
+    t->steps = t->snap.steps;
+    t->deal_first = t->snap.deal_first;
+    t->deal_world = t->snap.deal_world;
+    t->deal_step = t->snap.deal_step;
+    t->correct = t->snap.correct;
+    t->seen = t->snap.seen;
+    t->sgd.started = t->snap.sgd_started;
+    t->sync_due = t->snap.sync_due;
+    t->stepped = t->snap.stepped;
+    t->loss_sum = t->snap.loss_sum;
+    t->bn_same = 1;              /* taken after a BN average, or a resync's */
+    t->bn_alt = 0;
+    t->bk_partial = 0;
+    t->change_held = 0;          /* the reform takes in whoever asked */
+}
+
 int tr_train_priv_lost(struct tr_train *t, int what, int code, int rank)
 {
     struct tr_model *m = &t->model;
+    if (tr_train_priv_avg_elastic(t)) {
+        if (t->snap_valid && t->holds_state)
+            snap_restore(t);
+        tr_train_priv_fault(t, what, code, rank);
+        t->phase = PH_LOST;
+        return TR_TRAIN_LOST;
+    }
     switch (t->phase) {
     case PH_BACKWARD:
     case PH_GRADS:
@@ -262,6 +308,7 @@ static int resync_done(struct tr_train *t, struct tr_train_report *rep)
         tr_float_copy(m->buffers, m->grads, nb);
     t->holds_state = 1;
     t->bn_same = 1;
+    tr_train_priv_snap_take(t);   /* (periodic averaging) every rank's state now */
     if (t->sync_due)
         t->phase = end ? PH_EPOCH_GO : PH_SYNC_GO;
     else

@@ -65,6 +65,11 @@ uint32_t tr_train_priv_steps(const struct tr_train *t);
 void tr_train_priv_copy(float *dst, const float *src, size_t n);
 uint32_t tr_train_priv_hello_hash(const struct tr_train *t);
 
+/* --elastic with periodic averaging (every average a sync point, the
+ * state of the last one kept): 1 if so */
+int  tr_train_priv_avg_elastic(const struct tr_train *t);
+void tr_train_priv_snap_take(struct tr_train *t);
+
 /* tr_train_elastic.c */
 /* A collective failed in an elastic run: roll back to the last completed
  * step and return TR_TRAIN_LOST. */

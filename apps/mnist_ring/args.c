@@ -246,10 +246,6 @@ int mr_args_parse(struct mr_args *a, int argc, char **argv)
         fprintf(stderr, "mnist_ring: --compress %s needs --allreduce ring\n", tr_codec_name(a->compress));
         return -1;
     }
-    if (a->average_every >= 2 && a->elastic) {
-        fprintf(stderr, "mnist_ring: --average-every needs a fixed world: not with --elastic\n");
-        return -1;
-    }
     if (a->resume && !a->checkpoint) {
         fprintf(stderr, "mnist_ring: --resume needs --checkpoint FILE\n");
         return -1;

@@ -597,8 +597,9 @@ static int run(struct mr_rank *r)
         case TR_TRAIN_STEP:
             on_step(r, &rep);
             break;
-        case TR_TRAIN_SYNC:
-            if (save_ckpt(r) < 0)
+        case TR_TRAIN_SYNC:   /* (--elastic --average-every: every average is one) */
+            if (r->a->checkpoint && r->a->checkpoint_every &&
+                r->t.global_step % r->a->checkpoint_every == 0 && save_ckpt(r) < 0)
                 return TR_ERR_IO;
             break;
         case TR_TRAIN_EPOCH:

@@ -210,8 +210,10 @@ struct tr_train_config {
                                    * parameters' change since the last average
                                    * goes over the compressed ring instead
                                    * (error feedback on it; momentum stays
-                                   * fp32). Needs a fixed world. In the
-                                   * configuration hash when >= 2. */
+                                   * fp32). --elastic: every average is a
+                                   * sync point and a membership change goes
+                                   * back to the last one (docs/DESIGN.md).
+                                   * In the configuration hash when >= 2. */
     uint32_t sync_every;          /* also average the BN statistics every K
                                    * steps within an epoch (TR_TRAIN_SYNC: a
                                    * checkpoint point); 0 = at epoch ends only.
@@ -414,7 +416,22 @@ struct tr_train {
     float   *res_copy;            /* (n_params) elastic: residual before the
                                    * step's allreduce, for a rollback */
     float   *anchor;              /* (n_params) periodic averaging with a lossy
-                                   * codec: the parameters of the last average */
+                                   * codec or --elastic: the parameters of the
+                                   * last average */
+    /* --elastic with periodic averaging: the state of the last average
+     * (a sync point: every rank had it), which a membership change goes
+     * back to; anchor holds its parameters */
+    float   *snap_mom;            /* (n_params, with momentum) its momentum */
+    float   *snap_buf;            /* (n_buffers) its BN buffers, or NULL */
+    int      snap_valid;          /* 1 once taken */
+    int      change_held;         /* a change asked between averages waits
+                                   * for the next one */
+    struct {
+        uint64_t global_step;
+        uint32_t epoch, step, steps, deal_first, deal_world, deal_step, correct, seen;
+        int      sgd_started, sync_due, stepped;
+        double   loss_sum;
+    } snap;
     void    *wire;                /* the encoded image of the gradients */
     size_t   wire_bytes;
     int      avg_next;            /* periodic averaging: phase after it */

@@ -152,6 +152,9 @@ replayed() {
 }
 replayed c8 1 9 --compress int8
 replayed c8s 2 13 --compress int8 --checkpoint "$T/c8s.ck" --checkpoint-every 4
+# periodic averaging: every survivor goes back to the last average
+replayed a3 1 11 --average-every 3
+replayed a3c 0 8 --average-every 3 --compress int8
 
 # --- two of five killed
 job two 5 -1 "" --epochs 2 --batch 10 --timeout 10
