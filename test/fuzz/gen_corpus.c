@@ -222,6 +222,11 @@ static void seeds_ring(void)
         ring_seed_op("comm", name, 4, 1, 6, (uint8_t)(1u | k << 1), 300, 2, NULL, 0);
         snprintf(name, sizeof name, "codec-%s-w3-flip", codecs[k]);
         ring_seed_op("comm", name, 3, 2, 6, (uint8_t)(k << 1), 200, 1, flip_seq, sizeof flip_seq);
+        /* world 2: the exchange (kind 10), whole images both ways at once */
+        snprintf(name, sizeof name, "codec-%s-w2", codecs[k]);
+        ring_seed_op("comm", name, 2, 1, 6, (uint8_t)(1u | k << 1), 300, 2, NULL, 0);
+        snprintf(name, sizeof name, "codec-%s-w2-cut", codecs[k]);
+        ring_seed_op("comm", name, 2, 0, 6, (uint8_t)(k << 1), 1000, 3, cut, sizeof cut);
     }
     codec_seeds();
 }
