@@ -97,6 +97,18 @@ int tr_comm_start_check(struct tr_comm *c)
     return 0;
 }
 
+int tr_comm_start_floats(struct tr_comm *c, float *x, size_t n, enum tr_op op)
+{
+    int rc = tr_comm_start_check(c);
+    if (rc < 0)
+        return rc;
+    if (c->cfg.world > 1)
+        return 0;
+    if (op == TR_OP_AVG)
+        tr_comm_div(x, n, 1.0f);
+    return 1;
+}
+
 int tr_comm_progress(struct tr_comm *c)
 {
     if (!c)

@@ -21,14 +21,8 @@ int tr_allreduce_range_start(struct tr_comm *c, float *buf, size_t count, size_t
         (op != TR_OP_SUM && op != TR_OP_AVG) ||
         (algo != TR_ALGO_RING && algo != TR_ALGO_CHAIN && algo != TR_ALGO_REDUCE_BCAST))
         return c ? tr_comm_fail(c, TR_ERR_INVAL, TR_PHASE_NONE, -1) : TR_ERR_INVAL;
-    rc = tr_comm_start_check(c);
-    if (rc < 0)
-        return rc;
-    if (c->cfg.world == 1) {
-        if (op == TR_OP_AVG)
-            tr_comm_div(buf, hi - lo, 1.0f);   /* x / 1: exact */
-        return 0;
-    }
+    if ((rc = tr_comm_start_floats(c, buf, hi - lo, op)) != 0)
+        return rc < 0 ? rc : 0;
     total = (uint32_t)count * 4u;
     blo = (uint32_t)lo * 4u;
     bhi = (uint32_t)hi * 4u;

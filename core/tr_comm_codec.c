@@ -172,14 +172,8 @@ int tr_allreduce_codec_start(struct tr_comm *c, float *buf, size_t count, enum t
                 return tr_comm_fail(c, TR_ERR_RANGE, TR_PHASE_NONE, -1);
         }
     }
-    rc = tr_comm_start_check(c);
-    if (rc < 0)
-        return rc;
-    if (c->cfg.world == 1) {
-        if (op == TR_OP_AVG)
-            tr_comm_div(buf, count, 1.0f);
-        return 0;
-    }
+    if ((rc = tr_comm_start_floats(c, buf, count, op)) != 0)
+        return rc < 0 ? rc : 0;
     if (residual)
         for (i = 0; i < count; i++)
             buf[i] = buf[i] + residual[i];

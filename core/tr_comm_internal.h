@@ -123,6 +123,10 @@ void tr_comm_chain_plan(struct tr_comm *c);
 /* Checks the common preconditions of a start (hello, busy, broken).
  * Returns 0 or the error (fault recorded). */
 int tr_comm_start_check(struct tr_comm *c);
+/* The prologue of a collective over floats: tr_comm_start_check, then at
+ * world 1 the result itself (TR_OP_AVG: x / 1, exact). < 0 the failure,
+ * 1 done (world 1), 0 the ring's work starts. */
+int tr_comm_start_floats(struct tr_comm *c, float *x, size_t n, enum tr_op op);
 /* Arms the engine for kind over buf (total bytes, esize per element) with
  * nsteps per direction already in run.tx/rx.nsteps. Returns 0 or AGAIN. */
 int tr_comm_engine_start(struct tr_comm *c, int kind, void *buf, uint32_t total,

@@ -12,14 +12,8 @@ int tr_reduce_start(struct tr_comm *c, float *buf, size_t count, enum tr_op op, 
     if (!c || (count > 0 && !buf) || count > 0x3FFFFFFFu ||
         (op != TR_OP_SUM && op != TR_OP_AVG) || root < 0 || root >= c->cfg.world)
         return c ? tr_comm_fail(c, TR_ERR_INVAL, TR_PHASE_NONE, -1) : TR_ERR_INVAL;
-    rc = tr_comm_start_check(c);
-    if (rc < 0)
-        return rc;
-    if (c->cfg.world == 1) {
-        if (op == TR_OP_AVG)
-            tr_comm_div(buf, count, 1.0f);
-        return 0;
-    }
+    if ((rc = tr_comm_start_floats(c, buf, count, op)) != 0)
+        return rc < 0 ? rc : 0;
     c->run.kind = TR_KIND_REDUCE;
     c->run.op = (int)op;
     c->run.root = root;
