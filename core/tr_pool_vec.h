@@ -29,7 +29,7 @@
 #define POOL_HI 2, 6, 3, 7
 #endif
 #if defined(__AVX__) && TR_VL == 8
-#include <immintrin.h>
+#include <immintrin.h>   /* the masked loads and stores, AVX2's byte widening */
 #endif
 
 /* the lanes 0 .. TR_VL-1 */
@@ -143,12 +143,57 @@ static inline __attribute__((always_inline)) void chunk_route(float *d0, size_t 
     store_n(d0 + W + TR_VL, __builtin_shufflevector(e2, e3, POOL_HI), hi);
 }
 
-/* the argmax bytes of nw windows, and back */
-static inline tr_vil bytes_load(const uint8_t *p, unsigned nw)
+/* the argmax bytes of nw windows, and back. Where TR_VL bytes may be read
+ * (avail: the bytes from p to the plane's end) they are loaded at once and
+ * widened into the int32 lanes in registers (bytes_widen: AVX2's zero
+ * extension, else 32-bit words shifted and masked per lane), the lanes past
+ * nw unused; else lane by lane. A whole chunk's bytes are picked from the
+ * lanes by a shuffle and stored at once. (Lane by lane, or by GCC's
+ * generic conversions or shuffles between the widths, the bytes went to
+ * the stack in pieces and came back as one vector, which waited for the
+ * pieces: a third of the AVX2 routing's time.) */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "tr_pool_vec.h: the argmax bytes' words and shuffles take little-endian lanes"
+#endif
+typedef uint8_t pool_u8 __attribute__((vector_size(TR_VL)));
+typedef uint8_t pool_u8x4 __attribute__((vector_size(4 * TR_VL)));
+#if TR_VL == 16
+#define POOL_NARROW 0, 4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 48, 52, 56, 60
+#elif TR_VL == 8
+#define POOL_NARROW 0, 4, 8, 12, 16, 20, 24, 28
+#else
+#define POOL_NARROW 0, 4, 8, 12
+#endif
+
+/* the TR_VL bytes at p in the lanes' low bytes, zero-extended */
+#if defined(__AVX2__) && TR_VL == 8
+static inline tr_vil bytes_widen(const uint8_t *p)
+{
+    return (tr_vil)_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)p));
+}
+#else
+static inline tr_vil bytes_widen(const uint8_t *p)
+{
+    uint32_t w[TR_VL / 4];
+    tr_vil v, sh;
+    unsigned j;
+
+    __builtin_memcpy(w, p, TR_VL);
+    for (j = 0; j < TR_VL; j++) {
+        v[j] = (int32_t)w[j / 4];
+        sh[j] = (int32_t)(8u * (j % 4u));
+    }
+    return (v >> sh) & 0xff;
+}
+#endif
+
+static inline tr_vil bytes_load(const uint8_t *p, unsigned nw, size_t avail)
 {
     tr_vil v = {0};
     unsigned j;
 
+    if (avail >= TR_VL)
+        return bytes_widen(p);
     for (j = 0; j < nw; j++)
         v[j] = p[j];
     return v;
@@ -158,6 +203,12 @@ static inline void bytes_store(uint8_t *p, tr_vil v, unsigned nw)
 {
     unsigned j;
 
+    if (nw >= TR_VL) {
+        const pool_u8x4 w = (pool_u8x4)v;
+        const pool_u8 b = __builtin_shufflevector(w, w, POOL_NARROW);
+        __builtin_memcpy(p, &b, TR_VL);
+        return;
+    }
     for (j = 0; j < nw; j++)
         p[j] = (uint8_t)v[j];
 }
@@ -219,7 +270,7 @@ void tr_maxpool2d_backward_plane_arg(float *dx, const float *dy, const uint8_t *
     for (oh = 0; oh < OH; oh++)
         CHUNKS(OW, o, nw) {
             const size_t q = (size_t)oh * OW + o;
-            const tr_vil a = bytes_load(arg + q, nw);
+            const tr_vil a = bytes_load(arg + q, nw, (size_t)OH * OW - q);
             const tr_vil gate = relu ? load_n(y + q, nw) > 0.0f : ~(tr_vil){0};
             chunk_route(dx + 2u * oh * W + 2u * o, W, a, load_n(dy + q, nw), gate, nw);
         }
@@ -249,7 +300,7 @@ static void vec_keep(float *dx, float *y, uint8_t *keep, const uint8_t *kept, co
                     store_n(y + q, m, nw);
                 bytes_store(keep + q, (a & gate) | ((int32_t)TR_POOL_SHUT & ~gate), nw);
             } else {
-                a = bytes_load(kept + q, nw);
+                a = bytes_load(kept + q, nw, (size_t)OH * OW - q);
                 gate = a < (int32_t)TR_POOL_SHUT;
             }
             chunk_route(dx + 2u * oh * W + 2u * o, W, a, load_n(dy + q, nw), gate, nw);
