@@ -20,6 +20,10 @@ void tr_relu_backward(float *restrict dx, const float *restrict dy,
                       const float *restrict y, size_t count)
 {
     size_t i;
-    for (i = 0; i < count; i++)
-        dx[i] = y[i] > 0.0f ? dy[i] : 0.0f;
+    /* dy read whatever y is: a select, which vectorises (with dy read only
+     * where y > 0, GCC kept the loop scalar on AArch64) */
+    for (i = 0; i < count; i++) {
+        const float g = dy[i];
+        dx[i] = y[i] > 0.0f ? g : 0.0f;
+    }
 }

@@ -307,6 +307,37 @@ static void model_case(unsigned batch, unsigned n)
     free(x);
 }
 
+/* ReLU's backward against its definition (dy where y > 0, else +0),
+ * bitwise, at every count to 37 (the vector loops' bodies and tails), with
+ * y and dy holding -0, +0, NaN and infinities */
+static void relu_backward_cases(void)
+{
+    static const uint32_t special[] = {0x80000000u, 0x00000000u, 0x7fc00001u, 0xffc00002u,
+                                       0x7f800000u, 0xff800000u, 0x00000001u, 0x80000001u};
+    float y[37], dy[37], dx[37], want[37];
+    unsigned n, i;
+    int ok = 1;
+
+    for (n = 1; n <= 37; n++) {
+        for (i = 0; i < n; i++) {
+            const uint32_t a = special[(i * 3 + n) % 8], b = special[(i * 5 + 1) % 8];
+            if (i % 3 == 0)
+                memcpy(&y[i], &a, 4);
+            else
+                y[i] = tr_rng_uniform(&tc_rng, -1.0f, 1.0f);
+            if (i % 4 == 1)
+                memcpy(&dy[i], &b, 4);
+            else
+                dy[i] = tr_rng_uniform(&tc_rng, -1.0f, 1.0f);
+            want[i] = y[i] > 0.0f ? dy[i] : 0.0f;
+            dx[i] = -1.0f;
+        }
+        tr_relu_backward(dx, dy, y, n);
+        ok &= memcmp(dx, want, n * 4) == 0;
+    }
+    TH_CHECK(ok, "ReLU backward == dy where y > 0 else +0, bitwise, counts 1..37");
+}
+
 int main(void)
 {
     tr_rng_seed(&tc_rng, 99, 4);
@@ -320,6 +351,7 @@ int main(void)
     pool_case(2, 5, 5, 34);
     pool_case(1, 3, 6, 70);
     fused_cases();
+    relu_backward_cases();
     model_case(6, 6);
     model_case(8, 5);
     return th_report(TEST_SUITE);
