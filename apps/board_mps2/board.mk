@@ -119,7 +119,8 @@ $(BOARD_OUT)/gen_cfg: $(BOARD_DIR)/tools/gen_cfg.c $(BUILD)/libtinyring.a $(CORE
 # replaced only when it changes, so nothing rebuilds needlessly
 $(BOARD_OUT)/board_cfg.h: $(BOARD_OUT)/gen_cfg board-cfg-force
 	@$(BOARD_OUT)/gen_cfg header $(BOARD_C1) $(BOARD_C2) $(BOARD_BATCH_MAX) $(BOARD_SEGMENT) \
-	  $(BOARD_PLAN) $(BOARD_MOMENTUM) $(BOARD_GRADS) $(BOARD_PLANES) $(BOARD_CODECS) > $@.tmp
+	  $(BOARD_PLAN) $(BOARD_MOMENTUM) $(BOARD_GRADS) $(BOARD_PLANES) $(BOARD_CODECS) \
+	  $(if $(findstring BOARD_ELASTIC=0,$(BOARD_LWIP_DEFS)),fixed,elastic) > $@.tmp
 	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; echo "board: $@ updated"; fi
 
 .PHONY: board-cfg-force
@@ -256,7 +257,7 @@ BOARD_CAP_256K := "BOARD_LWIP_DEFS=$(BOARD_CAP_LWIP) -DBOARD_ELASTIC=0" BOARD_RA
 BOARD_CAP_CODECS ?= none
 BOARD_RUN_512K := BOARD_MIXED_SUITE=board_mixed_512k BOARD_MIXED_NOCODEC=1
 BOARD_RUN_384K := BOARD_MIXED_SUITE=board_384k BOARD_MIXED_BATCH=1 BOARD_MIXED_STACK=4096 \
-                  BOARD_MIXED_NOCODEC=1
+                  BOARD_MIXED_NOCODEC=1 BOARD_MIXED_ELASTIC=1
 BOARD_RUN_256K := BOARD_MIXED_SUITE=board_256k BOARD_MIXED_BATCH=1 BOARD_MIXED_STACK=4096 \
                   BOARD_MIXED_NOCODEC=1 \
                   BOARD_MIXED_MOMENTUM=0 BOARD_MIXED_TRAIN=60000 BOARD_MIXED_STEPS=10

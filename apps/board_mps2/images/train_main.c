@@ -106,7 +106,8 @@ static int configure(const struct tr_transport *tp)
         board_printf("train: batch %u at momentum %f, compress %s, average every %u needs %u "
                      "bytes (%s); this image has %u (built for batch <= %u%s)\n", s.batch,
                      (double)s.momentum, tr_codec_name(s.compress), (unsigned)s.average_every,
-                     (unsigned)need, tr_strerror(e), (unsigned)sizeof arena,
+                     (unsigned)need, e < 0 ? tr_strerror(e) : "more than this image has",
+                     (unsigned)sizeof arena,
                      (unsigned)BOARD_BATCH_MAX,
                      BOARD_MOMENTUM_ARENA ? "" : ", momentum 0: no room for a momentum twin");
         return -1;

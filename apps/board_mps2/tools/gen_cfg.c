@@ -2,15 +2,16 @@
  * host build/libtinyring.a). Asks core's size query for the board's model
  * variants and writes the header the firmware sizes its static arenas from:
  *
- *   gen_cfg header c1 c2 batch_max segment plan momentum grads [planes [codecs]] > board_cfg.h
+ *   gen_cfg header c1 c2 batch_max segment plan momentum grads [planes [codecs [elastic]]] > board_cfg.h
  *   (plan 0 fast or 1 lean: TR_PLAN_*; momentum the SGD momentum the arena
  *   is sized for: 0 holds no momentum twin; grads full or bucket:
  *   TR_TRAIN_GRADS_*; planes batch (the default) or one: the trainer's
  *   one_plane, TR_MODEL_ONE_PLANE; codecs none (the default: the image
  *   refuses a lossy --compress) or all: the arena holds the largest of
  *   every codec of tr_codec.h, with and without --average-every and
- *   --elastic, at any world up to BOARD_MAX_WORLD)
- *   gen_cfg trainer c1 c2 batch segment plan momentum grads [planes [codecs]]
+ *   --elastic, at any world up to BOARD_MAX_WORLD; elastic: the arena
+ *   holds --elastic's too (the images with BOARD_ELASTIC), fixed: not)
+ *   gen_cfg trainer c1 c2 batch segment plan momentum grads [planes [codecs [elastic]]]
  *                       the same query as one line for `make cross`:
  *                       "trainer c1=16 c2=32 plan=lean batch=1
  *                       samples=60000 momentum=0.9 bytes=N grads=bucket"
@@ -63,7 +64,7 @@ static int no_samples(void *ctx, int split, const uint32_t *idx, unsigned n, uin
 #define GEN_MAX_WORLD 16
 
 struct image_cfg {
-    unsigned c1, c2, batch, seg, plan, grads, one_plane, codecs;
+    unsigned c1, c2, batch, seg, plan, grads, one_plane, codecs, elastic;
     float momentum;
 };
 
@@ -78,17 +79,20 @@ static int grads_of(const char *s, unsigned *g)
     return 0;
 }
 
-/* c1 c2 batch segment plan momentum grads [planes [codecs]] from argv[2..10] */
+/* c1 c2 batch segment plan momentum grads [planes [codecs [elastic]]] from argv[2..11] */
 static int parse(int argc, char **argv, struct image_cfg *ic)
 {
     char *end;
-    if (argc < 9 || argc > 11)
+    if (argc < 9 || argc > 12)
         return -1;
     ic->one_plane = argc >= 10 && !strcmp(argv[9], "one");
     if (argc >= 10 && !ic->one_plane && strcmp(argv[9], "batch"))
         return -1;
-    ic->codecs = argc == 11 && !strcmp(argv[10], "all");
-    if (argc == 11 && !ic->codecs && strcmp(argv[10], "none"))
+    ic->codecs = argc >= 11 && !strcmp(argv[10], "all");
+    if (argc >= 11 && !ic->codecs && strcmp(argv[10], "none"))
+        return -1;
+    ic->elastic = argc == 12 && !strcmp(argv[11], "elastic");
+    if (argc == 12 && !ic->elastic && strcmp(argv[11], "fixed"))
         return -1;
     ic->c1 = arg_u(argv[2]); ic->c2 = arg_u(argv[3]); ic->batch = arg_u(argv[4]);
     ic->seg = arg_u(argv[5]); ic->plan = arg_u(argv[6]);
@@ -142,7 +146,8 @@ static size_t query(const struct image_cfg *ic, int codec, uint32_t avg, int ela
     return bytes[0];
 }
 
-/* Without codecs: the plain ring (--average-every needs nothing more). With
+/* Without codecs: the plain ring (--average-every needs nothing more), and
+ * --elastic's if the image takes it. With
  * them: the largest of every codec, with periodic averaging (the anchor) or
  * elastic (the residual's copy), the wire image at the largest world. */
 static size_t trainer_bytes(const struct image_cfg *ic)
@@ -154,6 +159,8 @@ static size_t trainer_bytes(const struct image_cfg *ic)
                 ic->batch);
         exit(1);
     }
+    if (ic->elastic && (q = query(ic, TR_CODEC_NONE, 0, 1, 2)) > b)
+        b = q;                /* --elastic: BN copy, scratch for any world */
     for (k = 1; ic->codecs && k < TR_CODEC_COUNT; k++) {
         if ((q = query(ic, k, 0, 0, GEN_MAX_WORLD)) == 0) {
             fprintf(stderr, "gen_cfg: size query failed for %s\n", tr_codec_name(k));
@@ -174,7 +181,7 @@ static int header(int argc, char **argv)
     size_t bytes;
     if (parse(argc, argv, &ic) < 0) {
         fprintf(stderr, "usage: gen_cfg header c1 c2 batch_max segment plan momentum "
-                "full|bucket [batch|one [none|all]]\n");
+                "full|bucket [batch|one [none|all [fixed|elastic]]]\n");
         return 2;
     }
     bytes = trainer_bytes(&ic);
@@ -196,7 +203,7 @@ static int trainer(int argc, char **argv)
     struct image_cfg ic;
     if (parse(argc, argv, &ic) < 0) {
         fprintf(stderr, "usage: gen_cfg trainer c1 c2 batch segment plan momentum "
-                "full|bucket [batch|one [none|all]]\n");
+                "full|bucket [batch|one [none|all [fixed|elastic]]]\n");
         return 2;
     }
     printf("trainer c1=%u c2=%u plan=%s batch=%u samples=60000 momentum=%g bytes=%lu "
