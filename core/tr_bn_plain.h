@@ -9,7 +9,6 @@
 #define TR_ADD(j) a##j += x[i + j];
 #define TR_SQ(j) { const float d = x[i + j] - mean; a##j += d * d; }
 #define TR_GX(j) a##j += dy[i + j] * ((x[i + j] - mean) * invstd);
-#define TR_DY(j) a##j += dy[i + j];
 
 float tr_sum_lanes16(const float *restrict x, size_t n)
 {
@@ -44,22 +43,8 @@ float tr_bn2d_plane_sqdev(const float *restrict x, size_t n, float mean)
 }
 
 /* the sums of dy and of dy*xhat in two passes of 16 lanes each (32
- * accumulators would not fit the registers); each sum's order is the same */
-static float dy_lanes(const float *restrict dy, size_t n)
-{
-    float s = 0.0f;
-    size_t i, body = n - n % TR_LANES;
-    TR_L16(TR_ZERO)
-
-    for (i = 0; i < body; i += TR_LANES) {
-        TR_L16(TR_DY)
-    }
-    for (i = body; i < n; i++)
-        s += dy[i];
-    TR_L16(TR_RED)
-    return s;
-}
-
+ * accumulators would not fit the registers); each sum's order is the same.
+ * The sum of dy is tr_sum_lanes16's. */
 static float dyxhat_lanes(const float *restrict dy, const float *restrict x, size_t n,
                           float mean, float invstd)
 {
@@ -79,7 +64,7 @@ static float dyxhat_lanes(const float *restrict dy, const float *restrict x, siz
 void tr_bn2d_plane_dsums(float *sb, float *sg, const float *restrict dy,
                          const float *restrict x, size_t n, float mean, float invstd)
 {
-    *sb = dy_lanes(dy, n);
+    *sb = tr_sum_lanes16(dy, n);
     *sg = dyxhat_lanes(dy, x, n, mean, invstd);
 }
 
