@@ -47,6 +47,12 @@ testnet_bridge() {
 #   sn_qdisc_sent R        bytes rank R's own tbf has sent (0 without shaping)
 #   sn_compress_values MR  the --compress values MR --help lists (A|B or
 #                          A | B, on the option's line), none if it has none
+#   sn_settings MR [LIST] [CROSS]  the settings the benches run, "name|flags"
+#                          per line: LIST ("none;--compress int8;...") if
+#                          given, else none, each other --compress value,
+#                          --average-every K for the K MR's help lists (else
+#                          4 and 16), and int8 with K 4; CROSS=1: every
+#                          codec with every K instead of that last one
 #
 # Rank r's namespace holds one veth end, $SN_IFACE (eth0), with
 # 198.19.0.(10+r)/24 (the benchmarking range too); its other end, vr<r>, is a port of the bridge br0 in the
@@ -138,4 +144,29 @@ sn_qdisc_sent() {
 
 sn_compress_values() {
   "$1" --help 2>&1 | grep -E -- '^ *--compress ' | grep -oE '[a-z0-9_-]+( *\| *[a-z0-9_-]+)+' | head -1 | tr -d ' ' | tr '|' ' '
+}
+
+sn_settings() {
+  local mr=$1 list=${2:-} cross=${3:-0} s c k ks= cs=
+  if [ -n "$list" ]; then
+    tr ';' '\n' <<<"$list" | while read -r s; do
+      [ -n "$s" ] && echo "$(sed 's/--//g' <<<"$s")|$([ "$s" = none ] || echo "$s")"; done
+    return
+  fi
+  echo "none|"
+  for c in $(sn_compress_values "$mr"); do
+    [ "$c" = none ] || { cs+=" $c"; echo "compress $c|--compress $c"; }
+  done
+  "$mr" --help 2>&1 | grep -q -- '--average-every' || return 0
+  # the values --average-every's help line lists (integers > 1), else 4 and 16
+  ks=$("$mr" --help 2>&1 | grep -- '--average-every' | sed 's/--average-every//' |
+       grep -oE '\b[0-9]+\b' | awk '$1 > 1' | sort -nu | tr '\n' ' ')
+  ks=${ks:-4 16}
+  for k in $ks; do echo "average-every $k|--average-every $k"; done
+  if [ "$cross" = 1 ]; then
+    for k in $ks; do for c in $cs; do
+      echo "compress $c average-every $k|--compress $c --average-every $k"; done; done
+  elif grep -qw int8 <<<"$cs"; then
+    echo "compress int8 average-every 4|--compress int8 --average-every 4"
+  fi
 }

@@ -19,28 +19,11 @@ MR=$B/mnist_ring
 EPOCHS=${BENCH_ACC_EPOCHS:-12}
 [ -x "$MR" ] || { echo "bench-acc: $MR missing"; exit 1; }
 data=$(bash "$root/apps/mnist_ring/get-data.sh") || exit 1
-. "$root/test/testnet.sh"   # sn_compress_values
+. "$root/test/testnet.sh"   # sn_settings
 T=$(mktemp -d /tmp/trba.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 
-settings() {  # "name|flags" per line
-  if [ -n "${BENCH_ACC_SETTINGS:-}" ]; then
-    tr ';' '\n' <<<"$BENCH_ACC_SETTINGS" | while read -r s; do
-      [ -n "$s" ] && echo "$(sed 's/--//g' <<<"$s")|$([ "$s" = none ] || echo "$s")"; done
-    return
-  fi
-  local c
-  echo "none|"
-  for c in $(sn_compress_values "$MR"); do
-    [ "$c" = none ] || echo "compress $c|--compress $c"
-  done
-  if "$MR" --help 2>&1 | grep -q -- '--average-every'; then
-    echo "average-every 4|--average-every 4"
-    echo "average-every 16|--average-every 16"
-    echo "compress int8 average-every 4|--compress int8 --average-every 4"
-  fi
-}
-mapfile -t SETTINGS < <(settings)
+mapfile -t SETTINGS < <(sn_settings "$MR" "${BENCH_ACC_SETTINGS:-}")
 t0=$(date +%s)
 echo "bench-acc: $(basename "$data") ($data), --nproc 4, $EPOCHS epochs, mnist_ring's defaults otherwise"
 : >"$T/rows"

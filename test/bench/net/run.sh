@@ -74,36 +74,8 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# tinyring's settings: "name|flags" per line
-settings() {
-  if [ -n "${BENCH_NET_SETTINGS:-}" ]; then
-    tr ';' '\n' <<<"$BENCH_NET_SETTINGS" | while read -r s; do
-      [ -n "$s" ] && echo "$(sed 's/--//g' <<<"$s")|$([ "$s" = none ] || echo "$s")"; done
-    return
-  fi
-  local help c k ks= cs=
-  help=$("$MR" --help 2>&1)
-  echo "none|"
-  # --compress A|B|C ... : every value but none
-  for c in $(sn_compress_values "$MR"); do
-    [ "$c" = none ] || { cs+=" $c"; echo "compress $c|--compress $c"; }
-  done
-  # --average-every K: the values its help line lists (integers > 1), else 4 and 16
-  if grep -q -- '--average-every' <<<"$help"; then
-    k=$(grep -- '--average-every' <<<"$help" | sed 's/--average-every//' | grep -oE '\b[0-9]+\b' | awk '$1 > 1' | sort -nu | tr '\n' ' ')
-    for ks in ${k:-4 16}; do echo "average-every $ks|--average-every $ks"; done
-    ks=${k:-4 16}
-    # and one codec with averaging, as bench-acc trains it
-    [ "${BENCH_NET_CROSS:-0}" = 1 ] || ! grep -qw int8 <<<"$cs" ||
-      echo "compress int8 average-every 4|--compress int8 --average-every 4"
-  fi
-  # BENCH_NET_CROSS=1: every codec with every K too
-  if [ "${BENCH_NET_CROSS:-0}" = 1 ]; then
-    for k in $ks; do for c in $cs; do
-      echo "compress $c average-every $k|--compress $c --average-every $k"; done; done
-  fi
-}
-settings >"$T/settings"
+# tinyring's settings: "name|flags" per line (test/testnet.sh)
+sn_settings "$MR" "${BENCH_NET_SETTINGS:-}" "${BENCH_NET_CROSS:-0}" >"$T/settings"
 mapfile -t SETTINGS <"$T/settings"
 
 every_k() { grep -oE -- '--average-every [0-9]+' <<<"$1" | awk '{ print $2 }'; }
